@@ -1,0 +1,4 @@
+// Package bench runs grids of simulations (workloads × policies × models ×
+// windows × seeds), writes reports, and holds the go test -bench benchmarks
+// and the budget chooser.
+package bench
