@@ -41,16 +41,15 @@ const maxLine = 256 << 20
 //
 // The header is read by the first call to Scan (or Header).
 type Reader struct {
-	name   string
-	sc     *bufio.Scanner
-	line   int
-	hdr    Header
-	hdrOK  bool
-	ev     Event
-	err    error
-	ids    map[string]int
-	lastT  float64
-	strict bool
+	name  string
+	sc    *bufio.Scanner
+	line  int
+	hdr   Header
+	hdrOK bool
+	ev    Event
+	err   error
+	ids   map[string]int
+	lastT float64
 }
 
 // NewReader returns a Reader of r; name is used in errors.
