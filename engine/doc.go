@@ -7,4 +7,24 @@
 // Behaviour follows the seed documents, then the reference runtime as read in
 // spec/ENGINE.md, with the decisions D1–D11 listed there. The engine knows
 // nothing of the simulator.
+//
+// Loading and validation:
+//
+//	bp, err := engine.LoadBlueprint("agent.leviath")
+//	rep := bp.Validate(200_000)          // Report{Errors, Lints}
+//	regs, err := bp.Regions("", 200_000)  // resolved budgets, declared order
+//
+// A live context window for one agent run:
+//
+//	c, err := engine.New(bp, engine.Options{Window: 200_000, Task: "fix the bug"})
+//	c.AddUser("…")
+//	c.AddAssistant("", []engine.ToolCall{{ID: "t1", Name: "read_file", Args: args}})
+//	routed, err := c.AddToolResult(engine.ToolResult{CallID: "t1", Tool: "read_file", Content: text})
+//	req := c.Assemble() // System blocks and Messages, each with region, tokens, cache hint, hash
+//	events := c.Drain() // evictions, compactions, summariser calls, warnings, drops
+//
+// Assembly is incremental: each region keeps its rendered blocks, hashes and
+// token counts, and only regions that changed since the last request are
+// rendered again. Requests are immutable once returned; consecutive requests
+// may share block slices.
 package engine

@@ -1,0 +1,15 @@
+package engine
+
+// TokenCounter counts the tokens of a text. The engine calls it once per
+// entry, when the entry is written.
+type TokenCounter interface {
+	Count(text string) int
+}
+
+// BytesPerFour is the reference runtime's estimate: bytes/4 rounded up.
+type BytesPerFour struct{}
+
+// Count implements TokenCounter.
+func (BytesPerFour) Count(text string) int { return estimateTokens(text) }
+
+func estimateTokens(s string) int { return (len(s) + 3) / 4 }
