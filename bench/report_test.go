@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test ./bench -run %s -update and review the diff\n--- got (first 2000 bytes) ---\n%s",
+			path, t.Name(), truncate(got, 2000))
+	}
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// fakeFigures lists the figures it would draw, without drawing, so that the
+// report's links are tested apart from the figures themselves.
+func fakeFigures(dir string, wt *WorkloadTable, slug string) ([]FigureFile, error) {
+	f := []FigureFile{{Caption: "Metrics against window: " + wt.Title(), SVG: "figures/" + slug + "-windows.svg", PNG: "figures/" + slug + "-windows.png"}}
+	return f, nil
+}
+
+func sweepSmall(t *testing.T) (string, []*Record) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := (&Sweep{Dir: dir, RunCell: fakeRun}).Run(context.Background(), smallCells()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, recs
+}
+
+func TestReportGolden(t *testing.T) {
+	dir, recs := sweepSmall(t)
+	if err := WriteReport(dir, recs, ReportOptions{Figures: fakeFigures}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{ReportFile, CSVFile, JSONFile} {
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("report", name), b)
+		})
+	}
+}
+
+func TestReportDeterministic(t *testing.T) {
+	dir1, recs := sweepSmall(t)
+	dir2 := t.TempDir()
+	// Records in a different order give the same report.
+	rev := append([]*Record(nil), recs...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	if err := WriteReport(dir1, recs, ReportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteReport(dir2, rev, ReportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{ReportFile, CSVFile, JSONFile} {
+		a, _ := os.ReadFile(filepath.Join(dir1, name))
+		b, _ := os.ReadFile(filepath.Join(dir2, name))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s depends on record order", name)
+		}
+	}
+}
+
+func TestFindings(t *testing.T) {
+	_, recs := sweepSmall(t)
+	tab := MakeTable(recs)
+	if len(tab.Workloads) != 2 {
+		t.Fatalf("%d workload tables, want 2", len(tab.Workloads))
+	}
+	got := strings.Join(Findings(&tab.Workloads[1]), "\n") // coder
+	for _, want := range []string{
+		"`regions:coder` at every window",
+		"`flat` from 64K up (12.5% at 8K)",
+		"a flat list needs",
+		"Prompt-cache hit averages",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
+	// Findings follow the numbers: a table where flat keeps the task everywhere says so.
+	for _, r := range recs {
+		if r.OK() {
+			r.Metrics["task_retained_pct"] = 100
+		}
+	}
+	got = strings.Join(Findings(&MakeTable(recs).Workloads[1]), "\n")
+	if !strings.Contains(got, "`flat` at every window") {
+		t.Errorf("findings ignore changed numbers:\n%s", got)
+	}
+}
+
+func TestPolicyOrder(t *testing.T) {
+	ps := []string{"unbounded", "regions:coder", "flat-compact", "clairvoyant", "flat", "as-recorded", "flat-zeta", "regions:a", "flat-keep-system"}
+	SortPolicies(ps)
+	want := "flat,flat-keep-system,flat-compact,flat-zeta,regions:a,regions:coder,as-recorded,clairvoyant,unbounded"
+	if got := strings.Join(ps, ","); got != want {
+		t.Errorf("order %s, want %s", got, want)
+	}
+}
