@@ -1,5 +1,64 @@
 // Package sim is ctxsim's discrete-event core: a virtual clock and event
 // queue, the agent loop that replays a canonical trace through one context
-// policy, model profiles, provider prompt-cache models and the meters whose
-// definitions every report shares.
+// policy, model profiles, tokenizers, provider prompt-cache models and the
+// meters whose definitions every report shares.
+//
+// # One run
+//
+// Run replays a Source (a *trace.Reader, SliceSource or BuiltinWorkload)
+// through the policy of a Config on a model Profile at a window:
+//
+//	prof, _ := sim.LookupProfile("claude-sonnet-5.5")
+//	res, err := sim.Run(ctx, trace.NewReader(f, name), sim.Config{
+//		Policy: "flat-compact(threshold=150000)", Model: prof, Window: 200000, Seed: 1,
+//	})
+//	recall := res.Metrics.Get("fact_recall_pct")
+//
+// Each assistant event is preceded by an inference: the policy builds the
+// request it would send, the meters measure it, and the clock advances by the
+// modelled latency (base time to first token, uncached prefill tokens ÷
+// prefill speed, output ÷ decode speed). Other events wait in a heap queue
+// (ties in insertion order) until their virtual time: tool results after
+// their tool latency from the inference that called them, user turns after
+// their think time. Probes are asked at the next inference. Closed loop: a
+// probe that misses a fact from a tool result makes the agent re-issue that
+// call (an extra request; the result's tokens are refetch waste); a miss on a
+// fact it cannot fetch again is a lost fact. Config.NoRefetch switches the
+// loop off.
+//
+// # Policies
+//
+// ParsePolicy reads "name" or "name(key=value,...)"; Policies lists the names:
+//
+//   - flat: one list; the oldest messages drop when the request would not fit
+//     the window minus the reply reserve (reserve = min(20K, max output,
+//     window/4); Claude Code reserves up to 20K).
+//   - flat-keep-system: flat with the system prompt and task kept (LangChain
+//     trimMessages, strategy "last", includeSystem).
+//   - flat-compact(threshold, keep, summary): summarised when the request
+//     crosses threshold (default window − 13K, Claude Code's auto-compact;
+//     Anthropic's server compaction is threshold=150000), keeping the last
+//     keep=3 messages (MemGPT's keep-last) and a summary of at most
+//     summary=2000 tokens (the reference runtime's max_summary_tokens). The
+//     summariser's calls are charged to cost and time.
+//   - flat-clear-tools(trigger, keep): past trigger input tokens (default
+//     100K, Anthropic clear_tool_uses, capped at the usable window) old tool
+//     results become a placeholder, keeping the last keep=3.
+//   - regions:<blueprint>: the region engine running an embedded blueprint
+//     (blueprints.Names) or an agent.leviath path.
+//   - as-recorded: the recorded agent's own requests (usage.request), or its
+//     messages with its recorded compactions applied.
+//   - unbounded: never evicts. clairvoyant: Bélády at the same window (evict
+//     the content whose next probe is furthest; it reads the whole trace
+//     first).
+//
+// # Measuring
+//
+// Every request is a list of Blocks (content with tokens and a hash counted
+// once) plus cache breakpoints. The common prefix with the previous request
+// is found block by block by hash, looking at tokens only inside the first
+// differing block. The cache models (CacheKind) follow the provider rules of
+// spec/PEERS.md §A. MetricDefs lists every metric with its unit, direction
+// and exact definition (DESIGN.md §6); Metrics marshals to {key: value} in
+// that order. SeriesSink streams per-request samples for figures.
 package sim

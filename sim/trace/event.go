@@ -71,7 +71,7 @@ type Event struct {
 	OutputTokens int `json:"output_tokens,omitempty"`
 
 	// Tool result fields.
-	Tool    string `json:"tool,omitempty"`    // canonical tool name (read_file, bash, ...)
+	Tool    string `json:"tool,omitempty"`     // canonical tool name (read_file, bash, ...)
 	RawTool string `json:"raw_tool,omitempty"` // the name the agent used (Read, shell_command, ...)
 	CallID  string `json:"call_id,omitempty"`
 	IsError bool   `json:"is_error,omitempty"`

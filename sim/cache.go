@@ -1,0 +1,320 @@
+package sim
+
+import "fmt"
+
+// CacheKind is a provider prompt-cache model.
+type CacheKind uint8
+
+// The cache models of DESIGN.md §5 (rules in spec/PEERS.md §A).
+const (
+	CacheNone      CacheKind = iota // nothing is cached
+	CacheAnthropic                  // explicit breakpoints, 20-block lookback, minimum, 5 m / 1 h TTL
+	CacheOpenAI                     // automatic prefix cache from a minimum, hits in fixed steps
+	CacheVLLM                       // 16-token KV blocks in a hash chain, LRU at a capacity
+)
+
+var cacheKindNames = [...]string{"none", "anthropic", "openai", "vllm"}
+
+func (k CacheKind) String() string {
+	if int(k) < len(cacheKindNames) {
+		return cacheKindNames[k]
+	}
+	return fmt.Sprintf("CacheKind(%d)", k)
+}
+
+// ParseCacheKind parses a cache model name.
+func ParseCacheKind(s string) (CacheKind, error) {
+	for i, n := range cacheKindNames {
+		if n == s {
+			return CacheKind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown cache model %q (want none, anthropic, openai or vllm)", s)
+}
+
+// cacheUse is how one request's input tokens were served. Uncached tokens are
+// the request's tokens minus these.
+type cacheUse struct {
+	Read    int
+	Write5m int
+	Write1h int
+}
+
+// prefixView is one request seen by a cache model: per block, the hash of the
+// prefix ending at it and the cumulative tokens through it.
+type prefixView struct {
+	chains []uint64
+	cum    []int
+	marks  []CacheMark
+}
+
+func (v *prefixView) total() int {
+	if len(v.cum) == 0 {
+		return 0
+	}
+	return v.cum[len(v.cum)-1]
+}
+
+func (v *prefixView) tokensThrough(i int) int {
+	if i < 0 {
+		return 0
+	}
+	return v.cum[i]
+}
+
+// cacheModel serves requests at virtual times.
+type cacheModel interface {
+	serve(v *prefixView, now float64) cacheUse
+}
+
+func newCacheModel(p Profile) (cacheModel, error) {
+	k, err := ParseCacheKind(p.Cache)
+	if err != nil {
+		return nil, err
+	}
+	switch k {
+	case CacheAnthropic:
+		return &anthropicCache{min: p.CacheMin, entries: map[uint64]*antEntry{}}, nil
+	case CacheOpenAI:
+		return &autoCache{min: p.CacheMin, step: p.CacheStep, ttl: p.CacheTTL, entries: map[uint64]*float64{}}, nil
+	case CacheVLLM:
+		return newVLLMCache(p.CacheBlock, p.CacheCap), nil
+	}
+	return noCache{}, nil
+}
+
+type noCache struct{}
+
+func (noCache) serve(*prefixView, float64) cacheUse { return cacheUse{} }
+
+// anthropicCache follows PEERS.md §A.1: a write happens only at a breakpoint
+// and stores the hash of the prefix ending there; a read looks, for each
+// breakpoint, at that block and the 19 before it for an entry an earlier
+// request wrote; at most 4 breakpoints; prefixes under the model's minimum are
+// never cached; the TTL (5 m or 1 h, from the start of the request) is
+// refreshed on a hit. Billing of mixed TTLs: read for A, 1 h write for B−A,
+// 5 m write for C−B.
+type anthropicCache struct {
+	min     int
+	entries map[uint64]*antEntry
+	purgeAt int
+	// Dropped counts breakpoints beyond the fourth (the API would refuse the
+	// request; the simulator keeps the last four).
+	Dropped int
+}
+
+type antEntry struct {
+	expires float64
+	ttl     float64
+}
+
+const (
+	anthropicMaxMarks = 4
+	anthropicLookback = 20
+)
+
+func ttlSeconds(ttl string) float64 {
+	if ttl == "1h" {
+		return 3600
+	}
+	return 300
+}
+
+func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
+	marks := v.marks
+	if len(marks) > anthropicMaxMarks {
+		c.Dropped += len(marks) - anthropicMaxMarks
+		marks = marks[len(marks)-anthropicMaxMarks:]
+	}
+	if len(marks) == 0 || len(v.cum) == 0 {
+		return cacheUse{}
+	}
+	hit := -1
+	for _, m := range marks {
+		if m.Index < 0 || m.Index >= len(v.chains) {
+			continue
+		}
+		for j := m.Index; j >= 0 && j > m.Index-anthropicLookback; j-- {
+			e, ok := c.entries[v.chains[j]]
+			if !ok {
+				continue
+			}
+			if e.expires < now {
+				delete(c.entries, v.chains[j])
+				continue
+			}
+			if j > hit {
+				hit = j
+			}
+			break
+		}
+	}
+	var use cacheUse
+	if hit >= 0 {
+		e := c.entries[v.chains[hit]]
+		e.expires = now + e.ttl
+		use.Read = v.cum[hit]
+	}
+	// Writes: every breakpoint after the hit whose prefix reaches the minimum.
+	b1h, last := hit, hit
+	for _, m := range marks {
+		if m.Index <= hit || m.Index >= len(v.chains) || v.cum[m.Index] < c.min {
+			continue
+		}
+		ttl := ttlSeconds(m.TTL)
+		key := v.chains[m.Index]
+		if e, ok := c.entries[key]; ok && e.expires >= now {
+			e.expires = now + e.ttl
+		} else {
+			c.entries[key] = &antEntry{expires: now + ttl, ttl: ttl}
+		}
+		if m.TTL == "1h" && m.Index > b1h {
+			b1h = m.Index
+		}
+		if m.Index > last {
+			last = m.Index
+		}
+	}
+	if last > hit {
+		use.Write1h = v.tokensThrough(b1h) - v.tokensThrough(hit)
+		use.Write5m = v.tokensThrough(last) - v.tokensThrough(b1h)
+	}
+	if len(c.entries) > c.purgeAt {
+		for k, e := range c.entries {
+			if e.expires < now {
+				delete(c.entries, k)
+			}
+		}
+		c.purgeAt = 2*len(c.entries) + 1024
+	}
+	return use
+}
+
+// autoCache is OpenAI-style automatic prefix caching (PEERS.md §A.2): no
+// breakpoints needed; once a request reaches the minimum, its prefix is
+// stored, and a later request reads the longest stored prefix it shares,
+// rounded down to the step (128 tokens). Entries live ttl seconds after their
+// last write or reuse. Matching is at block boundaries: a prefix that
+// diverges inside a block is not matched inside it.
+type autoCache struct {
+	min, step int
+	ttl       float64
+	entries   map[uint64]*float64 // prefix hash -> expiry
+	purgeAt   int
+}
+
+func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
+	total := v.total()
+	if total < c.min || total == 0 {
+		return cacheUse{}
+	}
+	hit := -1
+	for j, h := range v.chains {
+		e, ok := c.entries[h]
+		if !ok || *e < now {
+			break
+		}
+		*e = now + c.ttl
+		hit = j
+	}
+	for j := hit + 1; j < len(v.chains); j++ {
+		if e, ok := c.entries[v.chains[j]]; ok {
+			*e = now + c.ttl
+			continue
+		}
+		exp := now + c.ttl
+		c.entries[v.chains[j]] = &exp
+	}
+	read := v.tokensThrough(hit) / c.step * c.step
+	if read < c.min {
+		read = 0
+	}
+	if len(c.entries) > c.purgeAt {
+		for k, e := range c.entries {
+			if *e < now {
+				delete(c.entries, k)
+			}
+		}
+		c.purgeAt = 2*len(c.entries) + 4096
+	}
+	return cacheUse{Read: read, Write5m: total - read}
+}
+
+// vllmCache is vLLM automatic prefix caching (PEERS.md §A.5): KV blocks of
+// blockTokens identified by a hash chain, kept in an LRU free queue at a
+// capacity in tokens; a finished request's blocks are queued in reverse order
+// so that its tail is evicted first. Blocks are tracked per content block of
+// the request (whose hash chain is exact); hits are rounded down to whole KV
+// blocks. There are no write charges: a miss is recomputed.
+type vllmCache struct {
+	block, capTokens int
+	used             int
+	m                map[uint64]*lruNode
+	head, tail       *lruNode // head = least recently used
+}
+
+type lruNode struct {
+	key        uint64
+	tokens     int
+	prev, next *lruNode
+}
+
+func newVLLMCache(block, capTokens int) *vllmCache {
+	return &vllmCache{block: block, capTokens: capTokens, m: map[uint64]*lruNode{}}
+}
+
+func (c *vllmCache) unlink(n *lruNode) {
+	if n.prev != nil {
+		n.prev.next = n.next
+	} else {
+		c.head = n.next
+	}
+	if n.next != nil {
+		n.next.prev = n.prev
+	} else {
+		c.tail = n.prev
+	}
+	n.prev, n.next = nil, nil
+}
+
+func (c *vllmCache) pushBack(n *lruNode) {
+	n.prev = c.tail
+	if c.tail != nil {
+		c.tail.next = n
+	} else {
+		c.head = n
+	}
+	c.tail = n
+}
+
+func (c *vllmCache) serve(v *prefixView, now float64) cacheUse {
+	hit := -1
+	for j, h := range v.chains {
+		if _, ok := c.m[h]; !ok {
+			break
+		}
+		hit = j
+	}
+	read := v.tokensThrough(hit) / c.block * c.block
+	// Queue the request's blocks, tail first, so the head of the prompt is the
+	// most recently used.
+	for j := len(v.chains) - 1; j >= 0; j-- {
+		tok := v.cum[j] - v.tokensThrough(j-1)
+		n, ok := c.m[v.chains[j]]
+		if ok {
+			c.unlink(n)
+		} else {
+			n = &lruNode{key: v.chains[j], tokens: tok}
+			c.m[n.key] = n
+			c.used += tok
+		}
+		c.pushBack(n)
+	}
+	for c.used > c.capTokens && c.head != nil {
+		n := c.head
+		c.unlink(n)
+		delete(c.m, n.key)
+		c.used -= n.tokens
+	}
+	return cacheUse{Read: read}
+}

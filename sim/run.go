@@ -1,0 +1,750 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+
+	"github.com/ctxsim/ctxsim/sim/trace"
+)
+
+// Source is a stream of trace events; *trace.Reader satisfies it.
+type Source interface {
+	Header() (trace.Header, error)
+	Scan() bool
+	Event() *trace.Event
+	Err() error
+}
+
+// SliceSource returns a Source over events held in memory (for tests and
+// generators). The events are not copied and must not change during a run.
+func SliceSource(h trace.Header, evs []trace.Event) Source {
+	return &sliceSource{h: h, evs: evs, i: -1}
+}
+
+type sliceSource struct {
+	h   trace.Header
+	evs []trace.Event
+	i   int
+}
+
+func (s *sliceSource) Header() (trace.Header, error) { return s.h, nil }
+func (s *sliceSource) Scan() bool {
+	if s.i+1 >= len(s.evs) {
+		s.i = len(s.evs)
+		return false
+	}
+	s.i++
+	return true
+}
+func (s *sliceSource) Event() *trace.Event { return &s.evs[s.i] }
+func (s *sliceSource) Err() error          { return nil }
+
+// SeriesSink receives one sample per inference request, for figures. Samples
+// are streamed: the run keeps none of them.
+type SeriesSink interface {
+	Request(s RequestSample)
+}
+
+// RequestSample is one request of a run.
+type RequestSample struct {
+	Index           int     // 1-based request number
+	Time            float64 // virtual time the request was sent, seconds
+	RequestTokens   int
+	StableTokens    int // tokens in the common prefix with the previous request
+	CacheReadTokens int
+	Regions         []RegionTokens // per-region occupancy, sorted by name; nil for flat policies
+}
+
+// Config is one cell: a policy, a model profile, a window and a seed.
+type Config struct {
+	// Policy is a policy string: "flat", "flat-keep-system", "flat-compact",
+	// "flat-clear-tools", "regions:<blueprint>", "as-recorded", "unbounded" or
+	// "clairvoyant", with optional integer parameters as in
+	// "flat-compact(threshold=150000,keep=3)". See ParsePolicy.
+	Policy    string
+	Model     Profile
+	Window    int // tokens; 0 = the profile's window
+	Seed      uint64
+	NoRefetch bool       // do not re-issue tool calls whose results were evicted
+	Series    SeriesSink // optional
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Workload string
+	Policy   string
+	Model    string
+	Window   int
+	Seed     uint64
+	Metrics  Metrics
+	Warnings []string
+	// RecallByDepth is fact recall by depth: the tokens that entered the
+	// context between the fact's arrival and its probe, in power-of-two buckets.
+	RecallByDepth []DepthBucket
+	Events        int // trace events applied (sidechain events excluded)
+}
+
+// DepthBucket counts probes whose depth is at most UpTo tokens (and more than
+// the previous bucket's UpTo).
+type DepthBucket struct {
+	UpTo   int
+	Probes int
+	Hits   int
+}
+
+// Run replays src through the policy of cfg and measures it. A run is
+// single-threaded and deterministic. The clairvoyant policy reads the whole
+// trace first (it needs the future); every other policy streams.
+func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
+	hdr, err := src.Header()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := ParsePolicy(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	prof := cfg.Model
+	if prof.Name == "" {
+		return nil, errors.New("config: no model profile")
+	}
+	if err := prof.check(); err != nil {
+		return nil, fmt.Errorf("model %s: %w", prof.Name, err)
+	}
+	window := cfg.Window
+	if window == 0 {
+		window = prof.Window
+	}
+	if window < 0 {
+		return nil, fmt.Errorf("window %d: want a positive number of tokens", window)
+	}
+	tok, err := NewTokenizer(prof.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := newCacheModel(prof)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
+		content: map[string]*contentStat{}, factIdx: map[string][]*contentStat{}}
+	var fut *future
+	if spec.Name == "clairvoyant" {
+		evs, err := readAll(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		fut = newFuture(evs)
+		src = SliceSource(hdr, evs)
+	}
+	pol, err := newPolicy(spec, e, fut)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: map[string]*trace.Event{}}
+	r.m.init(e, cm)
+	n := 0
+	for src.Scan() {
+		n++
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		ev := src.Event()
+		r.pos = n
+		if ev.Sidechain {
+			continue
+		}
+		r.events++
+		if ev.Kind == trace.KindAssistant {
+			r.drain()
+			r.infer(ev)
+			continue
+		}
+		if ev.Kind == trace.KindTask && r.m.taskText == "" && ev.Text != "" {
+			r.m.taskText = ev.Text
+			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
+		}
+		cp := *ev
+		heap.Push(&r.q, queued{due: r.dueTime(&cp), seq: r.seq, ev: &cp})
+		r.seq++
+	}
+	if err := src.Err(); err != nil {
+		return nil, err
+	}
+	r.drain()
+	if len(r.pending) > 0 {
+		// Probes after the last inference are asked of the context as it stands.
+		req := pol.request()
+		r.evalProbes(req)
+	}
+	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
+	r.m.finish(&res.Metrics, r.clock)
+	res.RecallByDepth = r.m.depthBuckets()
+	res.Warnings = append(res.Warnings, e.warnings...)
+	if ac, ok := cm.(*anthropicCache); ok && ac.Dropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d cache breakpoints beyond the 4 allowed were ignored", ac.Dropped))
+	}
+	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
+		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
+	}
+	return res, nil
+}
+
+func readAll(ctx context.Context, src Source) ([]trace.Event, error) {
+	var evs []trace.Event
+	for src.Scan() {
+		if len(evs)&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		evs = append(evs, *src.Event())
+	}
+	return evs, src.Err()
+}
+
+func newFuture(evs []trace.Event) *future {
+	f := &future{uses: map[string][]int{}}
+	for i := range evs {
+		if p := evs[i].Probe; evs[i].Kind == trace.KindProbe && p != nil && p.Source != "" {
+			f.uses[p.Source] = append(f.uses[p.Source], i+1)
+		}
+	}
+	return f
+}
+
+func newPolicy(spec PolicySpec, e *env, fut *future) (policy, error) {
+	reserve := spec.Int("reserve", reserveFor(e.prof, e.window))
+	if reserve >= e.window {
+		return nil, &SpecError{Spec: spec.Name, Param: "reserve", Err: fmt.Errorf("%d leaves nothing of the %d-token window", reserve, e.window)}
+	}
+	budget := e.window - reserve
+	switch spec.Name {
+	case "flat":
+		return &flatPolicy{env: e, budget: budget}, nil
+	case "flat-keep-system":
+		return &flatPolicy{env: e, budget: budget, keepSystem: true}, nil
+	case "flat-compact":
+		// Claude Code auto-compacts at window − 13K (PEERS.md §B.6); on small
+		// windows, where that is under ¾ of the window, at ¾ of it.
+		def := e.window - 13000
+		if def < e.window*3/4 {
+			def = e.window * 3 / 4
+		}
+		// Keep the last 3 messages after the summary: MemGPT's
+		// MESSAGE_SUMMARY_TRUNC_KEEP_N_LAST (PEERS.md §B.4).
+		return &flatPolicy{env: e, budget: budget, compactAt: spec.Int("threshold", def),
+			compactKeep: spec.Int("keep", 3), summaryMax: spec.Int("summary", summaryMaxTokens)}, nil
+	case "flat-clear-tools":
+		// Anthropic clear_tool_uses_20250919: trigger 100,000 input tokens,
+		// keep 3 tool uses (PEERS.md §B.5); the trigger is capped at the usable
+		// window so that clearing can happen on small windows at all.
+		def := 100000
+		if budget < def {
+			def = budget
+		}
+		return &flatPolicy{env: e, budget: budget, clearAt: spec.Int("trigger", def), clearKeep: spec.Int("keep", 3)}, nil
+	case "unbounded":
+		return &flatPolicy{env: e, budget: math.MaxInt}, nil
+	case "clairvoyant":
+		return &flatPolicy{env: e, budget: budget, oracle: fut}, nil
+	case "as-recorded":
+		return &recordedPolicy{env: e, recorded: map[uint64]*Block{}}, nil
+	case "regions":
+		return newRegionPolicy(spec, e, budget)
+	}
+	return nil, &SpecError{Spec: spec.Name, Err: errors.New("unknown policy")}
+}
+
+// queued is an event waiting for its virtual time; ties go in insertion order.
+type queued struct {
+	due float64
+	seq uint64
+	ev  *trace.Event
+}
+
+type eventQueue []queued
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].due != q[j].due {
+		return q[i].due < q[j].due
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+type pendingProbe struct {
+	probe trace.Probe
+	depth int64
+}
+
+type runner struct {
+	cfg  Config
+	env  *env
+	pol  policy
+	fut  *future
+	prof Profile
+	m    meter
+
+	q       eventQueue
+	seq     uint64
+	clock   float64
+	anchor  float64 // virtual time the last inference finished
+	anchorT float64 // recorded time of the last assistant event
+	lastDue float64
+	pos     int // events read
+	events  int
+	lastInf int // position of the last inference
+	refetch int
+
+	tools   map[string]*trace.Event // tool results by id, for refetch
+	pending []pendingProbe
+}
+
+// dueTime is when an event happens in virtual time: tool results after their
+// tool latency from the inference that called them (parallel calls overlap),
+// user turns after their think time; recorded times give the latency when
+// the event does not.
+func (r *runner) dueTime(ev *trace.Event) float64 {
+	var due float64
+	switch {
+	case ev.Latency > 0 && ev.Kind == trace.KindToolResult:
+		due = r.anchor + ev.Latency
+	case ev.Latency > 0:
+		due = math.Max(r.lastDue, r.anchor) + ev.Latency
+	default:
+		due = r.anchor + math.Max(0, ev.T-r.anchorT)
+	}
+	if due > r.lastDue {
+		r.lastDue = due
+	}
+	return due
+}
+
+func (r *runner) drain() {
+	for r.q.Len() > 0 {
+		it := heap.Pop(&r.q).(queued)
+		if it.due > r.clock {
+			r.clock = it.due
+		}
+		r.apply(it.ev, it.due)
+	}
+}
+
+func (r *runner) apply(ev *trace.Event, due float64) {
+	switch ev.Kind {
+	case trace.KindProbe:
+		var depth int64 = -1
+		if st, ok := r.env.content[ev.Probe.Source]; ok {
+			depth = r.env.arrived - st.arrivedAt
+		}
+		r.pending = append(r.pending, pendingProbe{probe: *ev.Probe, depth: depth})
+		return
+	case trace.KindToolResult:
+		cp := *ev
+		cp.Latency = due - r.anchor
+		r.tools[ev.ID] = &cp
+	}
+	r.pol.observe(ev)
+}
+
+// infer runs the inference before an assistant event, and the refetch turn
+// first when a probe missed a fact the agent can fetch again.
+func (r *runner) infer(ev *trace.Event) {
+	if r.fut != nil {
+		r.fut.pos = r.lastInf + 1
+	}
+	for {
+		req := r.pol.request()
+		r.chargeSummaries()
+		reqTok, uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
+		_ = reqTok
+		misses := r.evalProbes(req)
+		var calls []trace.ToolCall
+		var results []*trace.Event
+		for _, p := range misses {
+			src := r.tools[p.probe.Source]
+			if r.cfg.NoRefetch || p.probe.Refetch == nil || src == nil {
+				r.m.lost[p.probe.Fact+"\x00"+p.probe.Text] = true
+				continue
+			}
+			calls = append(calls, *p.probe.Refetch)
+			results = append(results, src)
+		}
+		if len(calls) == 0 {
+			out := ev.OutputTokens
+			if out == 0 {
+				out = r.env.tok.Count(assistantText(ev))
+			}
+			r.finishInference(uncachedPrefill, out)
+			break
+		}
+		// The model re-issues the calls instead of replying; their results
+		// come back after the slowest tool's latency.
+		r.refetch++
+		call := trace.Event{Kind: trace.KindAssistant, ID: fmt.Sprintf("refetch#%d", r.refetch), ToolCalls: calls}
+		r.finishInference(uncachedPrefill, r.env.tok.Count(assistantText(&call)))
+		r.env.refetching = true
+		r.pol.observe(&call)
+		wait := 0.0
+		for _, src := range results {
+			cp := *src
+			r.pol.observe(&cp)
+			wait = math.Max(wait, src.Latency)
+		}
+		r.env.refetching = false
+		r.clock += wait
+	}
+	r.pol.observe(ev)
+	r.anchor = r.clock
+	r.anchorT = ev.T
+	r.lastDue = r.clock
+	r.lastInf = r.pos
+}
+
+func (r *runner) finishInference(prefill, out int) {
+	ttft := r.prof.TTFTBase + float64(prefill)/r.prof.PrefillTPS
+	r.m.ttftSum += ttft
+	r.m.output += int64(out)
+	r.m.cost += float64(out) * r.prof.Output / 1e6
+	r.clock += ttft + float64(out)/r.prof.DecodeTPS
+}
+
+// chargeSummaries charges the summariser calls a policy made while building
+// its request: their tokens at the model's prices, and their time.
+func (r *runner) chargeSummaries() {
+	in, out := r.env.sumIn, r.env.sumOut
+	if in == 0 && out == 0 {
+		return
+	}
+	r.env.sumIn, r.env.sumOut = 0, 0
+	r.m.cost += (float64(in)*r.prof.Input + float64(out)*r.prof.Output) / 1e6
+	r.clock += r.prof.TTFTBase + float64(in)/r.prof.PrefillTPS + float64(out)/r.prof.DecodeTPS
+}
+
+func (r *runner) evalProbes(req *Request) []pendingProbe {
+	var misses []pendingProbe
+	for _, p := range r.pending {
+		hit := false
+		for _, b := range req.Blocks {
+			if b.Has(&p.probe) {
+				hit = true
+				break
+			}
+		}
+		r.m.probe(&p, hit)
+		if !hit {
+			misses = append(misses, p)
+		}
+		// The content this probe needed was used: its earlier sends were not dead.
+		if st, ok := r.env.content[p.probe.Source]; ok {
+			st.pendingTokens, st.pendingReprefill = 0, 0
+		}
+		for _, st := range r.env.factIdx[p.probe.Fact] {
+			st.pendingTokens, st.pendingReprefill = 0, 0
+		}
+	}
+	r.pending = r.pending[:0]
+	return misses
+}
+
+// meter accumulates the metrics of DESIGN.md §6 request by request.
+type meter struct {
+	env   *env
+	cache cacheModel
+
+	taskText string
+	taskHash uint64
+
+	prev   []*Block
+	view   prefixView
+	ratios []float64 // per-pair prefix stability
+	sizes  []int32   // request tokens, for input growth
+
+	requests                        int
+	input, read, write, output      int64
+	reprefill, refetch              int64
+	cost, ttftSum                   float64
+	peak                            int
+	taskHits, firstLoss             int
+	factProbes, factHits, refProbes int
+	refHits                         int
+	lost                            map[string]bool
+	depth                           map[int]*DepthBucket
+}
+
+func (m *meter) init(e *env, cm cacheModel) {
+	m.env, m.cache = e, cm
+	m.lost = map[string]bool{}
+	m.depth = map[int]*DepthBucket{}
+}
+
+// measure meters one request sent at time now and returns its tokens and the
+// tokens the model had to prefill (not read from cache).
+func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
+	blocks := req.Blocks
+	n := len(blocks)
+	lcp := 0
+	for lcp < n && lcp < len(m.prev) && blocks[lcp].Hash == m.prev[lcp].Hash {
+		lcp++
+	}
+	v := &m.view
+	v.chains = v.chains[:lcp]
+	v.cum = v.cum[:lcp]
+	var h uint64
+	tot := 0
+	if lcp > 0 {
+		h, tot = v.chains[lcp-1], v.cum[lcp-1]
+	}
+	for i := lcp; i < n; i++ {
+		h = chain(h, blocks[i].Hash)
+		tot += blocks[i].Tokens
+		v.chains = append(v.chains, h)
+		v.cum = append(v.cum, tot)
+	}
+	v.marks = req.Marks
+	stable := v.tokensThrough(lcp - 1)
+	if lcp < n && lcp < len(m.prev) {
+		stable += m.commonTokens(m.prev[lcp], blocks[lcp])
+	}
+	m.requests++
+	if m.requests > 1 && tot > 0 {
+		m.ratios = append(m.ratios, float64(stable)/float64(tot))
+	}
+	m.sizes = append(m.sizes, int32(min(tot, math.MaxInt32)))
+	if tot > m.peak {
+		m.peak = tot
+	}
+
+	use := m.cache.serve(v, now)
+	writes := use.Write5m + use.Write1h
+	if use.Read+writes > tot { // defensive: a model never serves more than sent
+		writes = tot - use.Read
+	}
+	uncached := tot - use.Read - writes
+	m.input += int64(tot)
+	m.read += int64(use.Read)
+	m.write += int64(writes)
+	p := m.env.prof
+	m.cost += (float64(uncached)*p.Input + float64(use.Write5m)*p.CacheWrite5m + float64(use.Write1h)*p.CacheWrite1h + float64(use.Read)*p.CacheRead) / 1e6
+
+	// Waste: refetched content counts as refetch; other content is dead until
+	// a later probe uses it; what was sent before and missed the cache is
+	// re-prefill.
+	for i, b := range blocks {
+		st := b.stat
+		if b.Refetched {
+			m.refetch += int64(b.Tokens)
+			continue
+		}
+		start := v.tokensThrough(i - 1)
+		if st.sent && v.cum[i] > use.Read {
+			part := int64(v.cum[i] - max(use.Read, start))
+			m.reprefill += part
+			if !st.exempt {
+				st.pendingReprefill += part
+			}
+		}
+		if !st.exempt {
+			st.pendingTokens += int64(b.Tokens)
+		}
+	}
+	for i := lcp; i < n; i++ {
+		blocks[i].stat.sent = true
+	}
+
+	// Task retention.
+	if m.taskText != "" {
+		if m.hasTask(blocks) {
+			m.taskHits++
+		} else if m.firstLoss == 0 {
+			m.firstLoss = m.requests
+		}
+	}
+	if sink != nil {
+		sink.Request(RequestSample{Index: m.requests, Time: now, RequestTokens: tot, StableTokens: stable,
+			CacheReadTokens: use.Read, Regions: req.Regions})
+	}
+	m.prev = append(m.prev[:0], blocks...)
+	return tot, tot - use.Read
+}
+
+func (m *meter) hasTask(blocks []*Block) bool {
+	for _, b := range blocks {
+		if b.Kind == BlockTask && b.Hash == m.taskHash {
+			return true
+		}
+	}
+	for _, b := range blocks {
+		if len(b.Text) >= len(m.taskText) && containsText(b.Text, m.taskText) {
+			return true
+		}
+	}
+	return false
+}
+
+// commonTokens is the token length of the common prefix of two differing
+// blocks: only here does the meter look inside a block.
+func (m *meter) commonTokens(a, b *Block) int {
+	if a.Text == "" || b.Text == "" {
+		return 0
+	}
+	i := 0
+	for i < len(a.Text) && i < len(b.Text) && a.Text[i] == b.Text[i] {
+		i++
+	}
+	if i == 0 {
+		return 0
+	}
+	n := m.env.tok.Count(a.Text[:i])
+	if i < len(a.Text) || i < len(b.Text) {
+		n-- // the token that straddles the divergence is not shared
+	}
+	return max(0, min(n, a.Tokens, b.Tokens))
+}
+
+func (m *meter) probe(p *pendingProbe, hit bool) {
+	if p.probe.Derived {
+		m.refProbes++
+		if hit {
+			m.refHits++
+		}
+		return
+	}
+	m.factProbes++
+	if hit {
+		m.factHits++
+	}
+	if p.depth >= 0 {
+		k := bits.Len64(uint64(p.depth) / 1024)
+		b, ok := m.depth[k]
+		if !ok {
+			b = &DepthBucket{UpTo: 1024 << k}
+			m.depth[k] = b
+		}
+		b.Probes++
+		if hit {
+			b.Hits++
+		}
+	}
+}
+
+func (m *meter) depthBuckets() []DepthBucket {
+	out := make([]DepthBucket, 0, len(m.depth))
+	for _, b := range m.depth {
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UpTo < out[j].UpTo })
+	return out
+}
+
+func pct(num, den int64) float64 {
+	if den == 0 {
+		return math.NaN()
+	}
+	return 100 * float64(num) / float64(den)
+}
+
+func (m *meter) finish(out *Metrics, clock float64) {
+	// Content still waiting for a use at the end was dead in every request
+	// since its last use; its re-prefill is counted as dead instead.
+	var dead, deadRep int64
+	for _, st := range m.env.content {
+		if st.exempt {
+			continue
+		}
+		dead += st.pendingTokens
+		deadRep += st.pendingReprefill
+	}
+	reprefill := m.reprefill - deadRep
+	n := int64(m.requests)
+	set := func(k string, v float64) { out.Set(k, v) }
+	if m.taskText == "" || n == 0 {
+		set("task_retained_pct", math.NaN())
+		set("task_first_loss", math.NaN())
+	} else {
+		set("task_retained_pct", pct(int64(m.taskHits), n))
+		fl := m.firstLoss
+		if fl == 0 {
+			fl = m.requests + 1
+		}
+		set("task_first_loss", float64(fl))
+	}
+	set("fact_recall_pct", pct(int64(m.factHits), int64(m.factProbes)))
+	set("reference_recall_pct", pct(int64(m.refHits), int64(m.refProbes)))
+	if len(m.ratios) == 0 {
+		set("prefix_stability_pct", math.NaN())
+		set("prefix_stability_p10_pct", math.NaN())
+	} else {
+		s := 0.0
+		for _, r := range m.ratios {
+			s += r
+		}
+		set("prefix_stability_pct", 100*s/float64(len(m.ratios)))
+		sorted := append([]float64(nil), m.ratios...)
+		sort.Float64s(sorted)
+		set("prefix_stability_p10_pct", 100*percentile(sorted, 0.10))
+	}
+	set("cache_hit_pct", pct(m.read, m.input))
+	set("input_tokens", float64(m.input))
+	set("cache_read_tokens", float64(m.read))
+	set("cache_write_tokens", float64(m.write))
+	set("uncached_tokens", float64(m.input-m.read-m.write))
+	set("output_tokens", float64(m.output))
+	set("waste_pct", pct(reprefill+dead+m.refetch, m.input))
+	set("waste_reprefill_pct", pct(reprefill, m.input))
+	set("waste_dead_pct", pct(dead, m.input))
+	set("waste_refetch_pct", pct(m.refetch, m.input))
+	set("cost_usd", m.cost)
+	set("virtual_seconds", clock)
+	if n == 0 {
+		set("ttft_mean_s", math.NaN())
+		set("input_growth", math.NaN())
+	} else {
+		set("ttft_mean_s", m.ttftSum/float64(n))
+		set("input_growth", growth(m.sizes))
+	}
+	set("peak_request_tokens", float64(m.peak))
+	set("evictions", float64(m.env.evictions))
+	set("compactions", float64(m.env.compactions))
+	set("lost_facts", float64(len(m.lost)))
+	set("requests", float64(n))
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []float64, q float64) float64 {
+	k := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(k, len(sorted)-1))]
+}
+
+// growth is mean request tokens of the last quarter ÷ the first quarter
+// (quarters of at least one request).
+func growth(sizes []int32) float64 {
+	q := max(1, len(sizes)/4)
+	var a, b float64
+	for _, s := range sizes[:q] {
+		a += float64(s)
+	}
+	for _, s := range sizes[len(sizes)-q:] {
+		b += float64(s)
+	}
+	if a == 0 {
+		return math.NaN()
+	}
+	return b / a
+}
