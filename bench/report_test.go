@@ -138,3 +138,35 @@ func TestPolicyOrder(t *testing.T) {
 		t.Errorf("order %s, want %s", got, want)
 	}
 }
+
+func TestDrawFigures(t *testing.T) {
+	dir, recs := sweepSmall(t)
+	if err := WriteReport(dir, recs, ReportOptions{Figures: DrawFigures}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{"chat", "coder"} {
+		for _, name := range []string{"windows", "requests", "occupancy-regions-coder", "depth"} {
+			for _, ext := range []string{".svg", ".png"} {
+				rel := "figures/" + slug + "-" + name + ext
+				st, err := os.Stat(filepath.Join(dir, rel))
+				if err != nil || st.Size() == 0 {
+					t.Errorf("figure %s missing or empty: %v", rel, err)
+				}
+				if !bytes.Contains(md, []byte("("+rel+")")) {
+					t.Errorf("report does not link %s", rel)
+				}
+			}
+		}
+	}
+	// The coder figure holds every policy of its legend, flat and regions side by side.
+	svg, _ := os.ReadFile(filepath.Join(dir, "figures", "coder-windows.svg"))
+	for _, p := range []string{"flat", "flat-compact", "regions:coder", "unbounded"} {
+		if !bytes.Contains(svg, []byte(">"+p+"<")) {
+			t.Errorf("coder-windows.svg has no legend entry %q", p)
+		}
+	}
+}
