@@ -1,0 +1,679 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Role is who a message or block speaks for.
+type Role uint8
+
+// Roles.
+const (
+	RoleSystem Role = iota
+	RoleUser
+	RoleAssistant
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleSystem:
+		return "system"
+	case RoleUser:
+		return "user"
+	case RoleAssistant:
+		return "assistant"
+	}
+	return fmt.Sprintf("Role(%d)", r)
+}
+
+// BlockType is the shape of a block.
+type BlockType uint8
+
+// Block types.
+const (
+	BlockText BlockType = iota
+	BlockToolUse
+	BlockToolResult
+)
+
+func (t BlockType) String() string {
+	switch t {
+	case BlockText:
+		return "text"
+	case BlockToolUse:
+		return "tool_use"
+	case BlockToolResult:
+		return "tool_result"
+	}
+	return fmt.Sprintf("BlockType(%d)", t)
+}
+
+// Block is one piece of a request: a system block or a block of a message.
+type Block struct {
+	Region     string
+	Role       Role
+	Type       BlockType
+	Text       string
+	Tokens     int
+	Cache      CacheHint
+	Volatility Volatility
+	Hash       uint64 // FNV-1a of the content (text, or id/name/args for tool use)
+	Breakpoint bool   // a cache breakpoint goes after this block
+	ToolCallID string // tool_use and tool_result
+	ToolName   string // tool_use
+	Args       json.RawMessage
+	IsError    bool
+
+	stamp uint64 // newest write in the region, for RecentlyChanged
+}
+
+// Message is one provider message.
+type Message struct {
+	Role       Role
+	Blocks     []Block
+	Breakpoint bool
+}
+
+// Tokens sums the message's blocks.
+func (m Message) Tokens() int {
+	t := 0
+	for _, b := range m.Blocks {
+		t += b.Tokens
+	}
+	return t
+}
+
+// Request is an assembled request. It is immutable: consecutive requests
+// may share slices.
+type Request struct {
+	System       []Block
+	Messages     []Message
+	Tokens       int
+	SystemTokens int
+	SystemHash   uint64
+}
+
+// CacheChunkTokens is the size at which grows regions are cut into blocks.
+const CacheChunkTokens = 2048
+
+// maxSystemCacheRuns caps RecentlyChanged retagging (block_cache.rs).
+const maxSystemCacheRuns = 3
+
+// rendered is a region's cached rendering.
+type rendered struct {
+	valid       bool
+	version     uint64
+	blocks      []Block
+	chunkStarts []int
+	msgs        []Message
+}
+
+type assembler struct {
+	orderChanged bool
+	sysKey       []uint64
+	msgKey       []uint64
+	system       []Block
+	sysTokens    int
+	sysHash      uint64
+	prevSysHash  uint64
+	havePrev     bool
+	msgs         []Message
+	msgTokens    int
+	msgSysChgd   bool
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func hashString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+func hashText(s string) uint64 { return hashString(fnvOffset, s) }
+
+// Assemble runs the window-level cascade if usage crossed its trigger, then
+// builds the request: system blocks ordered by volatility tier then cache
+// hint, and every sliding_window region as messages. Only regions that
+// changed since the last call are rendered again.
+func (c *Context) Assemble() *Request {
+	c.maybeEvict()
+	a := &c.asm
+	sysKey := a.sysKey[:0:0]
+	msgKey := a.msgKey[:0:0]
+	hasCustom := false
+	for _, r := range c.regions {
+		if r.hidden {
+			continue
+		}
+		id := uint64(len(r.name))<<48 ^ hashText(r.name)
+		if r.kind == KindSlidingWindow {
+			msgKey = append(msgKey, id, r.version)
+		} else {
+			sysKey = append(sysKey, id, r.version)
+		}
+		if r.kind == KindCustom {
+			hasCustom = true
+		}
+	}
+	sysDirty := a.orderChanged || hasCustom || !equalKeys(sysKey, a.sysKey) || a.system == nil
+	var preamble []Message
+	if sysDirty {
+		var blocks []Block
+		for _, r := range c.regions {
+			if r.hidden || r.kind == KindSlidingWindow {
+				continue
+			}
+			if r.kind == KindCustom {
+				bs, ms := c.renderCustom(r)
+				blocks = append(blocks, bs...)
+				preamble = append(preamble, ms...)
+				continue
+			}
+			c.renderRegion(r)
+			blocks = append(blocks, r.rend.blocks...)
+		}
+		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
+		a.sysKey = sysKey
+	}
+	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
+	msgDirty := a.orderChanged || hasCustom || !equalKeys(msgKey, a.msgKey) || a.msgs == nil || sysChanged != a.msgSysChgd
+	if msgDirty {
+		msgs := append([]Message(nil), preamble...)
+		for _, r := range c.regions {
+			if r.hidden || r.kind != KindSlidingWindow {
+				continue
+			}
+			c.renderRegion(r)
+			msgs = append(msgs, r.rend.msgs...)
+		}
+		a.msgs, a.msgTokens = finishMessages(msgs, sysChanged)
+		a.msgKey = msgKey
+		a.msgSysChgd = sysChanged
+	}
+	a.orderChanged = false
+	a.prevSysHash, a.havePrev = a.sysHash, true
+	return &Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash}
+}
+
+func equalKeys(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func volTier(b *Block) int {
+	if b.Region == StageInstructions {
+		return int(VolatilityRewritten) // always after every other pinned block
+	}
+	return int(b.Volatility)
+}
+
+// finishSystem sorts, retags and flags the system blocks (ENGINE.md §6.3).
+func finishSystem(blocks []Block) ([]Block, int, uint64) {
+	sort.SliceStable(blocks, func(i, j int) bool {
+		ti, tj := volTier(&blocks[i]), volTier(&blocks[j])
+		if ti != tj {
+			return ti < tj
+		}
+		return blocks[i].Cache.priority() < blocks[j].Cache.priority()
+	})
+	markRecentlyChanged(blocks)
+	markSystemBreakpoints(blocks)
+	tokens := 0
+	h := uint64(fnvOffset)
+	for i := range blocks {
+		tokens += blocks[i].Tokens
+		h ^= blocks[i].Hash
+		h *= fnvPrime
+	}
+	return blocks, tokens, h
+}
+
+// markRecentlyChanged retags the newest-changed tail of UntilChanged blocks.
+func markRecentlyChanged(blocks []Block) {
+	first, newest := -1, -1
+	for i := range blocks {
+		if blocks[i].Cache != CacheUntilChanged {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if newest < 0 || blocks[i].stamp > blocks[newest].stamp {
+			newest = i
+		}
+	}
+	if newest <= first {
+		return
+	}
+	runs := 0
+	for i := range blocks {
+		if blocks[i].Cache == CacheNever {
+			continue
+		}
+		if i == 0 || blocks[i-1].Cache != blocks[i].Cache {
+			runs++
+		}
+	}
+	if runs >= maxSystemCacheRuns {
+		return
+	}
+	for i := newest; i < len(blocks); i++ {
+		if blocks[i].Cache == CacheUntilChanged {
+			blocks[i].Cache = CacheRecentlyChanged
+		}
+	}
+}
+
+// markSystemBreakpoints places at most two system breakpoints the way the
+// reference's Anthropic provider does: the deepest block whose whole prefix
+// is stable, then the deepest other candidates (not rewritten, not Never,
+// at least 1,024 tokens of prefix).
+func markSystemBreakpoints(blocks []Block) {
+	const minPrefix, maxMarks = 1024, 2
+	cand := make([]bool, len(blocks))
+	stableUpTo := -1
+	cum := 0
+	allStable := true
+	for i := range blocks {
+		cum += blocks[i].Tokens
+		ok := blocks[i].Volatility != VolatilityRewritten && blocks[i].Cache != CacheNever && cum >= minPrefix
+		cand[i] = ok
+		if blocks[i].Volatility != VolatilityStable || blocks[i].Cache == CacheNever {
+			allStable = false
+		}
+		if allStable && ok {
+			stableUpTo = i
+		}
+	}
+	marks := 0
+	if stableUpTo >= 0 {
+		blocks[stableUpTo].Breakpoint = true
+		marks++
+	}
+	for i := len(blocks) - 1; i >= 0 && marks < maxMarks; i-- {
+		if cand[i] && !blocks[i].Breakpoint {
+			blocks[i].Breakpoint = true
+			marks++
+		}
+	}
+}
+
+// finishMessages strips unpaired tool blocks, flags the message breakpoint,
+// drops empty messages and adds Begin./Continue. (ENGINE.md §6.3).
+func finishMessages(msgs []Message, sysChanged bool) ([]Message, int) {
+	uses := map[string]bool{}
+	results := map[string]bool{}
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			switch b.Type {
+			case BlockToolUse:
+				uses[b.ToolCallID] = true
+			case BlockToolResult:
+				results[b.ToolCallID] = true
+			}
+		}
+	}
+	out := msgs[:0]
+	for _, m := range msgs {
+		orphan := false
+		for _, b := range m.Blocks {
+			if (b.Type == BlockToolUse && !results[b.ToolCallID]) || (b.Type == BlockToolResult && !uses[b.ToolCallID]) {
+				orphan = true
+			}
+		}
+		if orphan {
+			kept := make([]Block, 0, len(m.Blocks))
+			for _, b := range m.Blocks {
+				if (b.Type == BlockToolUse && !results[b.ToolCallID]) || (b.Type == BlockToolResult && !uses[b.ToolCallID]) {
+					continue
+				}
+				kept = append(kept, b)
+			}
+			m.Blocks = kept
+		}
+		if len(m.Blocks) > 0 {
+			out = append(out, m)
+		}
+	}
+	msgs = out
+	if !sysChanged {
+		idx := -1
+		if len(msgs) >= 5 {
+			idx = len(msgs) - 4
+		} else if len(msgs) >= 2 {
+			idx = 0
+		}
+		if idx >= 0 {
+			m := msgs[idx]
+			m.Breakpoint = true
+			m.Blocks = append([]Block(nil), m.Blocks...)
+			m.Blocks[len(m.Blocks)-1].Breakpoint = true
+			msgs[idx] = m
+		}
+	}
+	out = msgs[:0]
+	for _, m := range msgs {
+		empty := true
+		for _, b := range m.Blocks {
+			if b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
+				empty = false
+			}
+		}
+		if !empty {
+			out = append(out, m)
+		}
+	}
+	msgs = out
+	hasUser := false
+	for _, m := range msgs {
+		if m.Role == RoleUser {
+			hasUser = true
+		}
+	}
+	if !hasUser {
+		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
+	}
+	if msgs[len(msgs)-1].Role == RoleAssistant {
+		msgs = append(msgs, textMessage(RoleUser, "", "Continue."))
+	}
+	tokens := 0
+	for _, m := range msgs {
+		tokens += m.Tokens()
+	}
+	return msgs, tokens
+}
+
+func textMessage(role Role, region, text string) Message {
+	return Message{Role: role, Blocks: []Block{{Region: region, Role: role, Type: BlockText, Text: text, Tokens: estimateTokens(text), Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashText(text)}}}
+}
+
+// renderRegion refreshes a region's cached rendering if it changed.
+func (c *Context) renderRegion(r *region) {
+	if r.rend.valid && r.rend.version == r.version {
+		return
+	}
+	dirty := r.dirtyFrom
+	if !r.rend.valid {
+		dirty = 0
+	}
+	switch r.kind {
+	case KindSlidingWindow:
+		r.rend.msgs = c.renderMessages(r)
+	case KindPinned, KindCompactHistory:
+		c.renderChunked(r, CacheAlways, true, dirty)
+	case KindCompacting:
+		c.renderChunked(r, CacheUntilChanged, false, dirty)
+	case KindTemporary, KindClearable:
+		hint := CacheUntilChanged
+		if r.def.Volatility == VolatilityRewritten {
+			hint = CacheNever
+		}
+		c.renderChunked(r, hint, false, dirty)
+	case KindChecklist:
+		r.rend.blocks = nil
+		if body := r.renderChecklist(); body != "" {
+			r.rend.blocks = []Block{c.sysBlock(r, labelled(r, body), CacheUntilChanged, r.tokens)}
+		}
+	case KindHashMap:
+		r.rend.blocks = nil
+		if len(r.entries) > 0 {
+			parts := make([]string, len(r.entries))
+			for i, e := range r.entries {
+				if e.hasKey {
+					parts[i] = "### [" + e.key + "]\n" + e.content
+				} else {
+					parts[i] = e.content
+				}
+			}
+			r.rend.blocks = []Block{c.sysBlock(r, "["+r.name+"]:\n"+strings.Join(parts, "\n\n"), CacheUntilChanged, r.tokens)}
+		}
+	}
+	r.rend.valid, r.rend.version, r.dirtyFrom = true, r.version, -1
+}
+
+func (r *region) newestStamp() uint64 {
+	var s uint64
+	for _, e := range r.entries {
+		s = max(s, e.stamp)
+	}
+	return s
+}
+
+func labelled(r *region, body string) string {
+	if r.def.DescribeInPrompt && r.def.Description != "" {
+		return "## " + r.name + "\n" + r.def.Description + "\n\n" + body
+	}
+	return "## " + r.name + "\n" + body
+}
+
+// sysBlock makes a system block; entryTokens were counted when written, so
+// only the heading is counted here.
+func (c *Context) sysBlock(r *region, text string, hint CacheHint, entryTokens int) Block {
+	head := len(text)
+	if nl := strings.IndexByte(text, '\n'); nl >= 0 {
+		head = nl + 1
+	}
+	return Block{
+		Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
+		Tokens: c.counter.Count(text[:head]) + entryTokens,
+		Cache:  hint, Volatility: r.def.Volatility, Hash: hashText(text),
+	}
+}
+
+// renderChunked renders a region as one block, or, for grows regions, as
+// chunks of about CacheChunkTokens; chunks wholly before the first changed
+// entry are kept as they were.
+func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int) {
+	if len(r.entries) == 0 {
+		r.rend.blocks, r.rend.chunkStarts = nil, nil
+		return
+	}
+	head := func(first bool) string {
+		switch {
+		case label && first:
+			return labelled(r, "")
+		case label:
+			return "## " + r.name + " (continued)\n"
+		case first:
+			return "[" + r.name + "]:\n"
+		}
+		return "[" + r.name + " continued]:\n"
+	}
+	stamp := r.newestStamp()
+	if r.def.Volatility != VolatilityGrows {
+		b := c.sysBlock(r, head(true)+r.joined(), hint, r.tokens)
+		b.stamp = stamp
+		r.rend.blocks, r.rend.chunkStarts = []Block{b}, []int{0}
+		return
+	}
+	// Keep chunks that end before the first changed entry.
+	keep := 0
+	for keep+1 < len(r.rend.chunkStarts) && r.rend.chunkStarts[keep+1] <= dirty {
+		keep++
+	}
+	if dirty <= 0 || keep > len(r.rend.blocks) {
+		keep = 0
+	}
+	blocks := append([]Block(nil), r.rend.blocks[:keep]...)
+	starts := append([]int(nil), r.rend.chunkStarts[:keep]...)
+	start := 0
+	if keep > 0 {
+		start = r.rend.chunkStarts[keep]
+	}
+	var sb strings.Builder
+	for start < len(r.entries) {
+		sum, end := 0, start
+		for end < len(r.entries) {
+			sum += r.entries[end].tokens
+			end++
+			if sum >= CacheChunkTokens {
+				break
+			}
+		}
+		sb.Reset()
+		sb.WriteString(head(start == 0))
+		for i := start; i < end; i++ {
+			if i > start {
+				sb.WriteString("\n\n")
+			}
+			sb.WriteString(r.entries[i].content)
+		}
+		b := c.sysBlock(r, sb.String(), hint, sum)
+		b.stamp = stamp
+		blocks = append(blocks, b)
+		starts = append(starts, start)
+		start = end
+	}
+	for i := range blocks {
+		blocks[i].stamp = stamp
+	}
+	r.rend.blocks, r.rend.chunkStarts = blocks, starts
+}
+
+// renderMessages turns a sliding window into messages (ENGINE.md §6.2),
+// reusing each entry's cached message.
+func (c *Context) renderMessages(r *region) []Message {
+	out := make([]Message, 0, len(r.entries))
+	var pending []Block
+	flush := func() {
+		if len(pending) > 0 {
+			out = append(out, Message{Role: RoleUser, Blocks: pending})
+			pending = nil
+		}
+	}
+	for _, e := range r.entries {
+		if e.msg == nil {
+			e.msg = c.entryMessage(r.name, e)
+		}
+		if e.kind == EntryToolResult {
+			pending = append(pending, e.msg.Blocks...)
+			continue
+		}
+		flush()
+		out = append(out, *e.msg)
+	}
+	flush()
+	return out
+}
+
+func (c *Context) entryMessage(region string, e *entry) *Message {
+	blk := func(role Role, text string, tokens int) Block {
+		return Block{Region: region, Role: role, Type: BlockText, Text: text, Tokens: tokens, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashText(text)}
+	}
+	switch e.kind {
+	case EntryUser:
+		return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, e.content, e.tokens)}}
+	case EntryAssistant:
+		m := &Message{Role: RoleAssistant}
+		callTokens := 0
+		var uses []Block
+		for _, tc := range e.calls {
+			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+			callTokens += t
+			h := hashString(hashString(hashString(fnvOffset, tc.ID), tc.Name), string(tc.Args))
+			uses = append(uses, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
+		}
+		if len(e.calls) == 0 || e.content != "" {
+			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
+		}
+		m.Blocks = append(m.Blocks, uses...)
+		return m
+	case EntryToolResult:
+		b := blk(RoleUser, e.content, e.tokens)
+		b.Type, b.ToolCallID, b.ToolName, b.IsError = BlockToolResult, e.callID, e.tool, e.isError
+		b.Hash = hashString(hashString(fnvOffset, e.callID), e.content)
+		return &Message{Role: RoleUser, Blocks: []Block{b}}
+	}
+	t := strings.TrimSpace(e.content)
+	switch {
+	case strings.HasPrefix(t, "Assistant: "):
+		rest := strings.TrimPrefix(t, "Assistant: ")
+		return &Message{Role: RoleAssistant, Blocks: []Block{blk(RoleAssistant, rest, e.tokens)}}
+	case strings.HasPrefix(t, "User: "):
+		rest := strings.TrimPrefix(t, "User: ")
+		return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, rest, e.tokens)}}
+	}
+	return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, e.content, e.tokens)}}
+}
+
+// renderCustom runs a custom region's render hook on every assembly; a
+// failure falls back to a plain [name]: block (seed 001).
+func (c *Context) renderCustom(r *region) ([]Block, []Message) {
+	fallback := func(why string) ([]Block, []Message) {
+		c.warn(r.name, why+"; region rendered as a plain block")
+		if len(r.entries) == 0 {
+			return nil, nil
+		}
+		return []Block{c.sysBlock(r, "["+r.name+"]:\n"+r.joined(), CacheNever, r.tokens)}, nil
+	}
+	if r.script == nil {
+		return fallback("no script")
+	}
+	out, err := r.script.Render(c.scriptCtx(r))
+	if err != nil {
+		return fallback("render failed: " + err.Error())
+	}
+	hint := CacheUntilChanged
+	if r.def.Persistent {
+		hint = CacheAlways
+	}
+	var blocks []Block
+	emitted := 0
+	for _, s := range out.System {
+		if s == "" {
+			continue
+		}
+		t := c.counter.Count(s)
+		emitted += t
+		blocks = append(blocks, Block{Region: r.name, Role: RoleSystem, Type: BlockText, Text: s, Tokens: t, Cache: hint, Volatility: VolatilityRewritten, Hash: hashText(s), stamp: r.newestStamp()})
+	}
+	var msgs []Message
+	for i, sm := range out.Messages {
+		var role Role
+		switch sm.Role {
+		case "user":
+			role = RoleUser
+		case "assistant":
+			role = RoleAssistant
+		default:
+			return fallback(fmt.Sprintf("render returned message %d with role %q", i, sm.Role))
+		}
+		m := Message{Role: role}
+		if sm.Content != "" || (len(sm.ToolCalls) == 0 && len(sm.ToolResults) == 0) {
+			t := c.counter.Count(sm.Content)
+			emitted += t
+			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockText, Text: sm.Content, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashText(sm.Content)})
+		}
+		for _, tc := range sm.ToolCalls {
+			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+			emitted += t
+			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashString(hashString(fnvOffset, tc.ID), tc.Name)})
+		}
+		for _, tr := range sm.ToolResults {
+			t := c.counter.Count(tr.Content)
+			emitted += t
+			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolResult, ToolCallID: tr.ToolCallID, Text: tr.Content, IsError: tr.IsError, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashString(hashString(fnvOffset, tr.ToolCallID), tr.Content)})
+		}
+		msgs = append(msgs, m)
+	}
+	if emitted > r.max {
+		c.warn(r.name, fmt.Sprintf("render emitted %d tokens, over the region's budget of %d; sent anyway", emitted, r.max))
+	}
+	return blocks, msgs
+}

@@ -1,0 +1,289 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// summarize calls the summariser and records the call.
+func (c *Context) summarize(region, content string, budget, inTokens int) (string, error) {
+	s, err := c.sum.Summarize(SummaryRequest{Region: region, Content: content, MaxTokens: max(budget, 1), Counter: c.counter})
+	if err != nil {
+		c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, Message: "summariser failed: " + err.Error()})
+		return "", err
+	}
+	if strings.TrimSpace(s) == "" {
+		c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, Message: "summariser returned an empty summary"})
+		return "", fmt.Errorf("empty summary")
+	}
+	c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, OutputTokens: c.counter.Count(s)})
+	return s, nil
+}
+
+// history is the first compact_history region naming r as its source.
+func (c *Context) history(r *region) *region {
+	for _, h := range c.regions {
+		if h.kind == KindCompactHistory && h.def.SourceRegion == r.name && h != r {
+			return h
+		}
+	}
+	return nil
+}
+
+// compact summarises a region (D2, D10): the summary goes to its paired
+// compact_history, else stays as the region's first entry; the raw entries
+// are cleared. A failing summariser leaves the region untouched (D9).
+func (c *Context) compact(r *region, why string) bool {
+	if len(r.entries) == 0 {
+		return false
+	}
+	h := c.history(r)
+	budget := c.bp.Compaction.MaxSummaryTokens
+	if h != nil {
+		budget = min(budget, h.max)
+	} else {
+		budget = min(budget, max(min(r.threshold, r.max)/2, 1))
+	}
+	in := r.tokens
+	n := len(r.entries)
+	sum, err := c.summarize(r.name, r.joined(), budget, in)
+	if err != nil {
+		c.warn(r.name, fmt.Sprintf("%s: region left as it was: %v", why, err))
+		return false
+	}
+	c.total -= r.clearAll()
+	se := c.newEntry(EntryText, sum)
+	if h != nil {
+		c.appendHistory(h, se)
+	} else {
+		if se.tokens > r.max {
+			c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: se.tokens, Message: "summary larger than the region; dropped"})
+		} else {
+			c.stampEntry(se)
+			r.appendEntry(se)
+			c.total += se.tokens
+		}
+	}
+	c.emit(Event{Kind: EventCompact, Region: r.name, Tokens: in, Entries: n, InputTokens: in, OutputTokens: se.tokens, Message: why})
+	return true
+}
+
+// appendHistory adds a summary to a compact_history; when it is full its
+// summaries are folded into one (D3), and if even that cannot fit the
+// oldest summaries drop off, recorded as an event.
+func (c *Context) appendHistory(h *region, se *entry) {
+	if h.tokens+se.tokens <= h.max {
+		c.stampEntry(se)
+		h.appendEntry(se)
+		c.total += se.tokens
+		return
+	}
+	all := h.joined()
+	if all != "" {
+		all += "\n\n"
+	}
+	all += se.content
+	in := h.tokens + se.tokens
+	folded, err := c.summarize(h.name, all, min(c.bp.Compaction.MaxSummaryTokens, h.max), in)
+	if err == nil {
+		fe := c.newEntry(EntryText, folded)
+		if fe.tokens <= h.max {
+			n := len(h.entries)
+			c.total -= h.clearAll()
+			c.stampEntry(fe)
+			h.appendEntry(fe)
+			c.total += fe.tokens
+			c.emit(Event{Kind: EventRecompact, Region: h.name, Tokens: in, Entries: n + 1, InputTokens: in, OutputTokens: fe.tokens, Message: "compact_history full: summaries folded into one"})
+			return
+		}
+	}
+	for h.tokens+se.tokens > h.max && len(h.entries) > 0 {
+		gone := h.removeOldest()
+		t := 0
+		for _, e := range gone {
+			t += e.tokens
+		}
+		c.total -= t
+		c.emit(Event{Kind: EventDrop, Region: h.name, Tokens: t, Entries: len(gone), Message: "compact_history full: oldest summary dropped"})
+	}
+	if se.tokens > h.max {
+		c.emit(Event{Kind: EventDrop, Region: h.name, Tokens: se.tokens, Entries: 1, Message: "summary larger than the compact_history region; dropped"})
+		return
+	}
+	c.stampEntry(se)
+	h.appendEntry(se)
+	c.total += se.tokens
+}
+
+// customOverflow asks a non-persistent custom region's on_overflow which
+// entries to drop; a failing or short answer is made up oldest-first (seed
+// 001) when fallback is set. It returns the tokens freed.
+func (c *Context) customOverflow(r *region, needed int, fallback bool) int {
+	freed := 0
+	if r.script != nil {
+		if _, ok := r.script.HasHook("on_overflow"); ok {
+			sc := c.scriptCtx(r)
+			sc.NeededTokens = needed
+			drop, err := r.script.OnOverflow(sc)
+			valid := err == nil
+			for _, i := range drop {
+				if i < 0 || i >= len(r.entries) {
+					valid = false
+				}
+			}
+			if !valid {
+				msg := fmt.Sprintf("on_overflow returned invalid indices %v", drop)
+				if err != nil {
+					msg = "on_overflow failed: " + err.Error()
+				}
+				c.warn(r.name, msg+"; oldest-first eviction runs")
+			} else {
+				sort.Sort(sort.Reverse(sort.IntSlice(drop)))
+				last := -1
+				for _, i := range drop {
+					if i == last {
+						continue
+					}
+					last = i
+					gone := r.removeRange(i, 1)
+					freed += gone[0].tokens
+					c.evicted(r, gone, "on_overflow")
+				}
+			}
+		}
+	}
+	if fallback {
+		for freed < needed && len(r.entries) > 0 {
+			gone := r.removeOldest()
+			for _, e := range gone {
+				freed += e.tokens
+			}
+			c.evicted(r, gone, "oldest-first after on_overflow")
+		}
+	}
+	return freed
+}
+
+// maybeEvict is the window-level cascade (ENGINE.md §4 with D1 and D5). It
+// runs whenever usage reaches the trigger, with or without [compaction].
+func (c *Context) maybeEvict() {
+	w := c.opt.Window
+	if float64(c.total) < c.opt.EvictAt*float64(w) {
+		return
+	}
+	target := int(c.opt.EvictFree * float64(w))
+	met := func() bool { return w-c.total >= target }
+	exempt := func(r *region) bool {
+		return r.def.Admission == AdmissionReject || r.pinnedLike() || r.kind == KindChecklist
+	}
+
+	if len(c.bp.EvictionOrder) > 0 {
+		// D5: the layout's order, each region by its kind.
+		for _, n := range c.bp.EvictionOrder {
+			r := c.byName[n]
+			if r == nil || exempt(r) {
+				continue
+			}
+			switch r.kind {
+			case KindClearable:
+				if len(r.entries) > 0 {
+					c.clearRegion(r, "window cascade")
+				}
+			case KindCompacting:
+				c.compact(r, "window cascade")
+			case KindCustom:
+				c.customOverflow(r, max(target-(w-c.total), 0), true)
+			default:
+				for !met() && len(r.entries) > 0 {
+					c.evicted(r, r.removeOldest(), "window cascade")
+				}
+			}
+			if met() {
+				return
+			}
+		}
+		c.pinnedCheck()
+		return
+	}
+
+	// Phase 1: clearable regions, wiped whole.
+	for _, r := range c.regions {
+		if r.kind == KindClearable && !exempt(r) && len(r.entries) > 0 {
+			c.clearRegion(r, "window cascade")
+			if met() {
+				return
+			}
+		}
+	}
+	// Phase 1.5: non-persistent custom regions' on_overflow.
+	for _, r := range c.regions {
+		if r.kind == KindCustom && !exempt(r) && len(r.entries) > 0 && r.script != nil {
+			if _, ok := r.script.HasHook("on_overflow"); ok {
+				c.customOverflow(r, target-(w-c.total), false)
+				if met() {
+					return
+				}
+			}
+		}
+	}
+	// Phase 2: temporary and non-persistent custom, round robin, oldest first.
+	for {
+		evicted := false
+		for _, r := range c.regions {
+			if (r.kind == KindTemporary || r.kind == KindCustom) && !exempt(r) && len(r.entries) > 0 {
+				c.evicted(r, r.removeOldest(), "window cascade")
+				evicted = true
+				if met() {
+					return
+				}
+			}
+		}
+		if !evicted {
+			break
+		}
+	}
+	// Phase 3: compacting regions are summarised, those over their
+	// threshold first.
+	for pass := 0; pass < 2; pass++ {
+		for _, r := range c.regions {
+			if r.kind == KindCompacting && len(r.entries) > 0 && (pass == 1 || r.tokens > r.threshold) {
+				c.compact(r, "window cascade")
+				if met() {
+					return
+				}
+			}
+		}
+	}
+	// Phase 4 (seed 002's order): sliding windows shed their oldest turns.
+	for {
+		evicted := false
+		for _, r := range c.regions {
+			if r.kind == KindSlidingWindow && !exempt(r) && len(r.entries) > 1 {
+				c.evicted(r, r.removeOldest(), "window cascade")
+				evicted = true
+				if met() {
+					return
+				}
+			}
+		}
+		if !evicted {
+			break
+		}
+	}
+	c.pinnedCheck()
+}
+
+func (c *Context) pinnedCheck() {
+	p := 0
+	for _, r := range c.regions {
+		if r.kind == KindPinned || r.kind == KindCompactHistory || r.persistentCustom() {
+			p += r.tokens
+		}
+	}
+	if p > c.opt.Window {
+		c.warn("", fmt.Sprintf("Pinned regions (%d) exceed total budget (%d)", p, c.opt.Window))
+	} else if c.opt.Window-c.total < int(c.opt.EvictFree*float64(c.opt.Window)) {
+		c.warn("", "window cascade could not free its target: nothing evictable is left")
+	}
+}

@@ -1,0 +1,574 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Options configure one live context window.
+type Options struct {
+	Window            int               // model window in tokens
+	Counter           TokenCounter      // nil = bytes/4 rounded up
+	Summarizer        Summarizer        // nil = the deterministic extractive default
+	Task              string            // the task text (task_input)
+	Inputs            map[string]string // other caller inputs for caller seeds
+	Stage             string            // "" = the initial stage
+	AllowCommandSeeds bool
+	Scripts           ScriptEngine // custom-region hooks (nil: custom regions are an error at New)
+	WorkDir           string       // where files/glob/rhai seeds resolve; "" = no file seeds
+	Model             string       // model name, shown to custom-region scripts
+	// EvictAt and EvictFree are the window-level trigger of D1: the cascade
+	// runs when usage reaches EvictAt of the window and frees EvictFree of it.
+	// Zero means the defaults 0.90 and 0.10.
+	EvictAt   float64
+	EvictFree float64
+	// LegacyStageInstructions writes stage prompts into the first pinned
+	// region when no stage_instructions region is declared (the seeds'
+	// "without the declaration" behaviour) instead of the runtime's
+	// automatic stage_instructions region.
+	LegacyStageInstructions bool
+}
+
+// EventKind classifies engine events.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventEvict     EventKind = iota // entries removed to make room
+	EventClear                      // a region wiped
+	EventCompact                    // a region summarised
+	EventSummarize                  // one summariser call (input/output tokens)
+	EventWarning                    // something degraded but the run goes on
+	EventDrop                       // content that could not be stored
+	EventRecompact                  // a compact_history folded into one summary (D3)
+	EventGate                       // a gate held or was forced
+	EventStage                      // a stage was entered
+)
+
+var eventNames = [...]string{"evict", "clear", "compact", "summarize", "warning", "drop", "recompact", "gate", "stage"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", k)
+}
+
+// Event is one thing the engine did on its own.
+type Event struct {
+	Kind         EventKind
+	Region       string
+	Tokens       int // tokens removed, cleared or dropped
+	Entries      int
+	InputTokens  int // summariser calls
+	OutputTokens int
+	Message      string
+}
+
+// RegionUsage is one region's occupancy.
+type RegionUsage struct {
+	Name      string
+	Kind      Kind
+	Tokens    int
+	MaxTokens int
+	Entries   int
+	Hidden    bool
+}
+
+// Context is a live context window for one agent run. It is not safe for
+// concurrent use.
+type Context struct {
+	bp      *Blueprint
+	opt     Options
+	counter TokenCounter
+	sum     Summarizer
+	regions []*region
+	byName  map[string]*region
+	stage   *StageDef
+	clock   uint64
+	total   int
+	events  []Event
+	calls   map[string]ToolCall
+	gates   map[string]int
+	iter    int
+	scripts map[string]RegionScript
+	asm     assembler
+}
+
+// The runtime's infra regions (ENGINE.md §1.9).
+var infraDefs = []*RegionDef{
+	newRegionDef("tool_results", KindTemporary, 5000),
+	func() *RegionDef {
+		d := newRegionDef("conversation", KindSlidingWindow, 10000)
+		d.MaxItems = 50
+		return d
+	}(),
+	newRegionDef("final_output", KindPinned, 2000),
+}
+
+// New builds a live window for a blueprint: resolves budgets at the window,
+// compiles custom-region scripts, fills seeds and enters the initial stage.
+func New(b *Blueprint, opt Options) (*Context, error) {
+	if opt.Window <= 0 {
+		return nil, fmt.Errorf("new context: window must be positive, got %d", opt.Window)
+	}
+	if opt.EvictAt == 0 {
+		opt.EvictAt = 0.90
+	}
+	if opt.EvictFree == 0 {
+		opt.EvictFree = 0.10
+	}
+	if opt.EvictAt < 0 || opt.EvictAt > 1 || opt.EvictFree < 0 || opt.EvictFree > 1 {
+		return nil, fmt.Errorf("new context: EvictAt and EvictFree must be fractions in (0, 1], got %v and %v", opt.EvictAt, opt.EvictFree)
+	}
+	if rep := b.Validate(opt.Window); !rep.OK() {
+		msgs := make([]string, len(rep.Errors))
+		for i, e := range rep.Errors {
+			msgs[i] = e.Message
+		}
+		return nil, fmt.Errorf("new context: blueprint %s does not validate at %d tokens: %s", b.Name, opt.Window, strings.Join(msgs, "; "))
+	}
+	c := &Context{
+		bp: b, opt: opt, counter: opt.Counter, sum: opt.Summarizer,
+		byName: map[string]*region{}, calls: map[string]ToolCall{}, gates: map[string]int{},
+		scripts: map[string]RegionScript{},
+	}
+	if c.counter == nil {
+		c.counter = BytesPerFour{}
+	}
+	if c.sum == nil {
+		c.sum = Extractive{}
+	}
+	if err := c.compileScripts(); err != nil {
+		return nil, err
+	}
+	for _, d := range b.RegionDefs {
+		c.addRegion(d, false)
+	}
+	for _, d := range infraDefs {
+		if c.byName[d.Name] == nil {
+			c.addRegion(d, true)
+		}
+	}
+	if c.byName[StageInstructions] == nil && b.anyPrompt() && !opt.LegacyStageInstructions {
+		d := newRegionDef(StageInstructions, KindPinned, b.autoStageInstrTokens(opt.Window))
+		c.addRegion(d, true)
+	}
+	if err := c.seed(); err != nil {
+		return nil, err
+	}
+	start := opt.Stage
+	if start == "" && len(b.StageDefs) > 0 {
+		start = b.StageDefs[0].Name
+	}
+	if start != "" {
+		if err := c.EnterStage(start); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Context) addRegion(d *RegionDef, infra bool) *region {
+	rr := resolveDef(d, c.opt.Window)
+	r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, infra: infra, dirtyFrom: 0}
+	if d.Kind == KindCustom {
+		r.script = c.scripts[d.Script]
+	}
+	c.regions = append(c.regions, r)
+	c.byName[d.Name] = r
+	return r
+}
+
+func (c *Context) compileScripts() error {
+	for _, lay := range c.bp.layouts() {
+		for _, d := range lay.defs {
+			if d.Kind != KindCustom || c.scripts[d.Script] != nil {
+				continue
+			}
+			if c.opt.Scripts == nil {
+				return fmt.Errorf("region '%s': custom region script '%s' needs a script engine (Options.Scripts)", d.Name, d.Script)
+			}
+			s, err := c.opt.Scripts.Compile(d.Script, d.scriptSrc)
+			if err != nil {
+				return fmt.Errorf("region '%s': custom region script failed to compile: %s: %v", d.Name, d.Script, err)
+			}
+			n, ok := s.HasHook("render")
+			if !ok {
+				return fmt.Errorf("region '%s': custom region script failed to compile: %s: script must define fn render(ctx)", d.Name, d.Script)
+			}
+			if n != 1 {
+				return fmt.Errorf("region '%s': custom region script failed to compile: %s: fn render must take exactly one parameter (ctx), found %d", d.Name, d.Script, n)
+			}
+			for _, h := range []string{"on_write", "on_overflow"} {
+				if n, ok := s.HasHook(h); ok && n != 1 {
+					return fmt.Errorf("region '%s': custom region script failed to compile: %s: fn %s must take exactly one parameter (ctx), found %d", d.Name, d.Script, h, n)
+				}
+			}
+			c.scripts[d.Script] = s
+		}
+	}
+	return nil
+}
+
+func (c *Context) emit(e Event) { c.events = append(c.events, e) }
+
+func (c *Context) warn(region, msg string) {
+	c.emit(Event{Kind: EventWarning, Region: region, Message: msg})
+}
+
+// Drain returns the engine events since the last Drain.
+func (c *Context) Drain() []Event {
+	out := c.events
+	c.events = nil
+	return out
+}
+
+// Tokens is the current total over every region, hidden ones included.
+func (c *Context) Tokens() int { return c.total }
+
+// Stage is the current stage's name.
+func (c *Context) Stage() string {
+	if c.stage == nil {
+		return ""
+	}
+	return c.stage.Name
+}
+
+// Occupancy lists every region's use, in assembly order.
+func (c *Context) Occupancy() []RegionUsage {
+	out := make([]RegionUsage, len(c.regions))
+	for i, r := range c.regions {
+		out[i] = RegionUsage{Name: r.name, Kind: r.kind, Tokens: r.tokens, MaxTokens: r.max, Entries: len(r.entries), Hidden: r.hidden}
+	}
+	return out
+}
+
+// RegionText returns a region's entries joined by blank lines.
+func (c *Context) RegionText(name string) (string, bool) {
+	r := c.byName[name]
+	if r == nil {
+		return "", false
+	}
+	return r.joined(), true
+}
+
+// CheckInvariants verifies the engine's bookkeeping: no region over budget
+// (hashmap updates and single oversized pinned writes excepted only if they
+// were refused), token sums consistent.
+func (c *Context) CheckInvariants() error {
+	total := 0
+	for _, r := range c.regions {
+		sum := 0
+		for _, e := range r.entries {
+			sum += e.tokens
+		}
+		if sum != r.tokens {
+			return fmt.Errorf("region '%s': entries sum to %d tokens, region says %d", r.name, sum, r.tokens)
+		}
+		if r.tokens > r.max {
+			return fmt.Errorf("region '%s' holds %d tokens over its budget of %d", r.name, r.tokens, r.max)
+		}
+		if r.kind == KindSlidingWindow && len(r.entries) > r.def.MaxItems+max(r.def.Overflow, r.def.CompactCount)+1 && r.def.Strategy != StrategyPerItem {
+			return fmt.Errorf("region '%s' holds %d entries, past max_items %d and its strategy's slack", r.name, len(r.entries), r.def.MaxItems)
+		}
+		total += sum
+	}
+	if total != c.total {
+		return fmt.Errorf("regions sum to %d tokens, window says %d", total, c.total)
+	}
+	return nil
+}
+
+// AddUser records a user message in the conversation.
+func (c *Context) AddUser(text string) error {
+	return c.writeNamed("conversation", c.newEntry(EntryUser, text))
+}
+
+// AddAssistant records an assistant turn, with its tool calls, in the
+// conversation.
+func (c *Context) AddAssistant(text string, calls []ToolCall) error {
+	e := c.newEntry(EntryAssistant, text)
+	for _, tc := range calls {
+		e.tokens += c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+		c.calls[tc.ID] = tc
+	}
+	e.calls = append([]ToolCall(nil), calls...)
+	c.iter++
+	return c.writeNamed("conversation", e)
+}
+
+// AddNudge records a "[System] …" runtime nudge in the conversation.
+func (c *Context) AddNudge(text string) error {
+	return c.writeNamed("conversation", c.newEntry(EntryText, "[System] "+text))
+}
+
+// Write appends text to a region as the runtime would (seeds, inbox).
+func (c *Context) Write(regionName, text string) error {
+	return c.writeNamed(regionName, c.newEntry(EntryText, text))
+}
+
+func (c *Context) writeNamed(name string, e *entry) error {
+	r := c.byName[name]
+	if r == nil {
+		return &RegionNotFoundError{Region: name}
+	}
+	return c.write(r, e)
+}
+
+// ErrTaskNotAccepted is returned by New when a task is given but no region
+// is seeded from it.
+var ErrTaskNotAccepted = errors.New("no region is seeded from the task (seed = \"task_input\", or a region named task)")
+
+// RequiredNudges lists the nudges for required regions of the current
+// stage that are still empty (caller-seeded regions excepted).
+func (c *Context) RequiredNudges() []string {
+	var out []string
+	defs, _ := c.bp.layout(c.Stage())
+	for _, d := range defs {
+		if !d.Required || (d.Seed != nil && d.Seed.Form == SeedCaller) {
+			continue
+		}
+		if r := c.byName[d.Name]; r == nil || len(r.entries) == 0 {
+			msg := d.RequiredMessage
+			if msg == "" {
+				msg = defaultRequiredNudge
+			}
+			out = append(out, strings.ReplaceAll(msg, "{region}", d.Name))
+		}
+	}
+	return out
+}
+
+// GateError is a transition held by its gate; Nudge is what the model was
+// told (also written to the conversation).
+type GateError struct {
+	Stage, Target string
+	Nudge         string
+	Attempt, Max  int
+}
+
+func (e *GateError) Error() string {
+	return fmt.Sprintf("stage '%s': transition to '%s' held by its gate (attempt %d of %d): %s", e.Stage, e.Target, e.Attempt, e.Max, e.Nudge)
+}
+
+// Transition takes the named transition of the current stage: the gate,
+// then the edge transform, then entry into the target stage.
+func (c *Context) Transition(name string) error {
+	if c.stage == nil {
+		return fmt.Errorf("transition '%s': the blueprint has no stages", name)
+	}
+	var td *TransitionDef
+	for _, t := range c.stage.Transitions {
+		if t.Target == name {
+			td = t
+		}
+	}
+	if td == nil {
+		var names []string
+		for _, t := range c.stage.Transitions {
+			names = append(names, t.Target)
+		}
+		return fmt.Errorf("stage '%s' has no transition '%s' (transitions: %s)", c.stage.Name, name, strings.Join(names, ", "))
+	}
+	if g := td.Gate; g != nil && g.RequireNoOpenItems != "" {
+		if r := c.byName[g.RequireNoOpenItems]; r != nil && r.kind == KindChecklist {
+			if open := r.openItems(); len(open) > 0 {
+				key := c.stage.Name + "->" + name
+				if c.gates[key] < g.MaxAttempts {
+					c.gates[key]++
+					nudge := g.Message
+					if nudge == "" {
+						parts := make([]string, len(open))
+						for i, e := range open {
+							parts[i] = fmt.Sprintf("%d %s", e.id, e.content)
+						}
+						nudge = fmt.Sprintf("%d item(s) are still open in `%s`: %s. Finish them, or use todo_done to drop the ones that no longer apply, before moving on.", len(open), r.name, strings.Join(parts, "; "))
+					}
+					_ = c.AddNudge(nudge)
+					c.emit(Event{Kind: EventGate, Region: r.name, Message: "gate held: " + nudge})
+					return &GateError{Stage: c.stage.Name, Target: name, Nudge: nudge, Attempt: c.gates[key], Max: g.MaxAttempts}
+				}
+				c.emit(Event{Kind: EventGate, Region: r.name, Message: fmt.Sprintf("gate forced after %d attempts with %d open item(s)", g.MaxAttempts, len(open))})
+			}
+		}
+	}
+	c.applyTransform(td)
+	return c.EnterStage(name)
+}
+
+// applyTransform runs an edge transform (ENGINE.md §5, D10).
+func (c *Context) applyTransform(td *TransitionDef) {
+	switch td.Transform {
+	case TransformClear:
+		for _, r := range c.regions {
+			if r.stageSpecific() && len(r.entries) > 0 {
+				c.clearRegion(r, "clear edge")
+			}
+		}
+	case TransformCompact:
+		for _, r := range c.regions {
+			if r.stageSpecific() && r.def.Summarizable && len(r.entries) > 0 {
+				c.compact(r, "compact edge")
+			}
+		}
+	case TransformCustom:
+		for _, n := range td.Clear {
+			if r := c.byName[n]; r != nil && !contains(td.Carry, n) && len(r.entries) > 0 {
+				c.clearRegion(r, "custom edge clear")
+			}
+		}
+		for _, n := range td.Compact {
+			r := c.byName[n]
+			if r == nil || contains(td.Carry, n) || len(r.entries) == 0 {
+				continue
+			}
+			if !r.def.Summarizable {
+				c.warn(n, "custom edge names a region with summarizable = false; carried raw")
+				continue
+			}
+			c.compact(r, "custom edge compact")
+		}
+	}
+}
+
+func (c *Context) clearRegion(r *region, why string) {
+	n := len(r.entries)
+	freed := r.clearAll()
+	c.total -= freed
+	c.emit(Event{Kind: EventClear, Region: r.name, Tokens: freed, Entries: n, Message: why})
+}
+
+// EnterStage switches to a stage directly: its layout (D11), hidden regions,
+// and its instructions.
+func (c *Context) EnterStage(name string) error {
+	sd, ok := c.bp.Stage(name)
+	if !ok {
+		return fmt.Errorf("enter stage: unknown stage '%s' (stages: %s)", name, strings.Join(c.bp.Stages(), ", "))
+	}
+	if sd.HasLayout {
+		if err := c.applyLayout(sd); err != nil {
+			return err
+		}
+	}
+	c.stage = sd
+	c.iter = 0
+	legacy := c.opt.LegacyStageInstructions
+	defs, _ := c.bp.layout(name)
+	target, _ := c.bp.stageInstrTarget(defs, c.opt.Window, legacy)
+	tr := c.byName[target]
+	if tr == nil {
+		tr = c.byName["conversation"]
+	}
+	if tr.name == StageInstructions {
+		if len(tr.entries) > 0 {
+			c.total -= tr.clearAll()
+		}
+		c.moveLast(tr)
+	} else {
+		for i := len(tr.entries) - 1; i >= 0; i-- {
+			if strings.HasPrefix(tr.entries[i].content, "[Stage instructions:") {
+				c.total -= tr.entries[i].tokens
+				tr.removeRange(i, 1)
+			}
+		}
+	}
+	if sd.Prompt != "" {
+		e := c.newEntry(EntryText, stageInstrPrefix+sd.Prompt+"]")
+		if err := c.write(tr, e); err != nil {
+			return &StagePromptError{Tokens: e.tokens, Region: tr.name, Err: err}
+		}
+	}
+	c.emit(Event{Kind: EventStage, Message: "entered stage " + name})
+	return nil
+}
+
+func (c *Context) moveLast(r *region) {
+	for i, x := range c.regions {
+		if x == r && i != len(c.regions)-1 {
+			c.regions = append(append(c.regions[:i:i], c.regions[i+1:]...), r)
+			c.asm.orderChanged = true
+			return
+		}
+	}
+}
+
+// applyLayout swaps to a stage's own layout. Regions it declares take their
+// new definitions; their entries are carried, keeping the newest that fit
+// (D11); pinned content that no longer fits is an error. Regions it does not
+// declare are kept but hidden, except the four the runtime always carries.
+func (c *Context) applyLayout(sd *StageDef) error {
+	declared := map[string]bool{}
+	var next []*region
+	for _, d := range sd.Regions {
+		declared[d.Name] = true
+		rr := resolveDef(d, c.opt.Window)
+		old := c.byName[d.Name]
+		if old == nil {
+			r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, dirtyFrom: 0}
+			if d.Kind == KindCustom {
+				r.script = c.scripts[d.Script]
+			}
+			c.byName[d.Name] = r
+			next = append(next, r)
+			continue
+		}
+		if old.kind == KindPinned && old.tokens > rr.MaxTokens {
+			return fmt.Errorf("enter stage '%s': pinned region '%s' holds %d tokens, which no longer fit its stage budget of %d", sd.Name, d.Name, old.tokens, rr.MaxTokens)
+		}
+		old.def, old.kind, old.max, old.threshold, old.hidden = d, d.Kind, rr.MaxTokens, rr.ThresholdTokens, false
+		if d.Kind == KindCustom {
+			old.script = c.scripts[d.Script]
+		}
+		// D11: keep the newest entries that fit.
+		keepFrom := len(old.entries)
+		sum := 0
+		for i := len(old.entries) - 1; i >= 0; i-- {
+			if sum+old.entries[i].tokens > old.max || (d.Kind == KindSlidingWindow && len(old.entries)-i > d.MaxItems) {
+				break
+			}
+			sum += old.entries[i].tokens
+			keepFrom = i
+		}
+		// Never split a turn group at the cut.
+		for keepFrom < len(old.entries) && old.entries[keepFrom].kind == EntryToolResult {
+			sum -= old.entries[keepFrom].tokens
+			keepFrom++
+		}
+		if keepFrom > 0 {
+			c.evicted(old, old.removeRange(0, keepFrom), "stage layout shrank the region")
+		}
+		old.touch(0)
+		next = append(next, old)
+	}
+	for _, r := range c.regions {
+		if declared[r.name] {
+			continue
+		}
+		r.hidden = !contains(alwaysVisible, r.name)
+		r.touch(0)
+		next = append(next, r)
+	}
+	c.regions = next
+	c.asm.orderChanged = true
+	return nil
+}
+
+// RegionNotFoundError is a write to a region the window does not have.
+type RegionNotFoundError struct{ Region string }
+
+func (e *RegionNotFoundError) Error() string { return "Region not found: " + e.Region }
+
+// StagePromptError is a stage prompt that does not fit where it must go.
+type StagePromptError struct {
+	Tokens int
+	Region string
+	Err    error
+}
+
+func (e *StagePromptError) Error() string {
+	return fmt.Sprintf("stage system prompt (~%d tokens) does not fit context region '%s': %v. Increase that region's max_tokens (or shorten the prompt).", e.Tokens, e.Region, e.Err)
+}
+
+func (e *StagePromptError) Unwrap() error { return e.Err }

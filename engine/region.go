@@ -1,0 +1,436 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RegionFullError is a write refused by admission = "reject".
+type RegionFullError struct {
+	Region    string
+	Used, Max int
+}
+
+func (e *RegionFullError) Error() string {
+	return fmt.Sprintf("Region '%s' is full (%d/%d tokens) and does not evict automatically - release an entry before adding another", e.Region, e.Used, e.Max)
+}
+
+// BudgetError is a write that does not fit a region's budget.
+type BudgetError struct{ Need, Max int }
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("Content exceeds token budget: %d > %d", e.Need, e.Max)
+}
+
+// EntryTooLargeError is a keyed entry bigger than its whole hashmap.
+type EntryTooLargeError struct{ Tokens, Max int }
+
+func (e *EntryTooLargeError) Error() string {
+	return fmt.Sprintf("Entry (%d tokens) exceeds region budget (%d max)", e.Tokens, e.Max)
+}
+
+// entry is one stored item. Its tokens are counted once, when written.
+type entry struct {
+	content string
+	tokens  int
+	kind    EntryKind
+	key     string
+	hasKey  bool
+	calls   []ToolCall // assistant turn
+	callID  string     // tool result
+	tool    string
+	isError bool
+	stamp   uint64 // logical write clock (D6)
+
+	item bool // checklist item
+	id   int
+	done bool
+	note string
+
+	msg *Message // cached message rendering (sliding regions)
+}
+
+// region is a region instance in a live window.
+type region struct {
+	def       *RegionDef
+	name      string
+	kind      Kind
+	max       int
+	threshold int
+	entries   []*entry
+	tokens    int
+	hidden    bool
+	infra     bool
+	nextID    int    // checklist ids handed out so far (D7)
+	version   uint64 // bumped on every change
+	dirtyFrom int    // lowest entry index changed since the last render; -1 clean
+	script    RegionScript
+	rend      rendered
+}
+
+func (r *region) touch(from int) {
+	r.version++
+	if r.dirtyFrom < 0 || from < r.dirtyFrom {
+		r.dirtyFrom = from
+	}
+}
+
+func (r *region) persistentCustom() bool { return r.kind == KindCustom && r.def.Persistent }
+
+// pinnedLike: never evicted by the cascade nor cleared by clear/compact edges.
+func (r *region) pinnedLike() bool {
+	switch r.kind {
+	case KindPinned, KindHashMap, KindCompactHistory:
+		return true
+	case KindCustom:
+		return r.def.Persistent
+	}
+	return false
+}
+
+// stageSpecific: cleared by clear edges, summarised by compact edges.
+func (r *region) stageSpecific() bool { return !r.pinnedLike() }
+
+func (r *region) rolls() bool {
+	return r.def.Admission == AdmissionEvict && r.kind.rollsOffOldest()
+}
+
+// groupSize is the turn group at index i: an assistant turn and the tool
+// results that immediately follow it; anything else is a group of one.
+func (r *region) groupSize(i int) int {
+	if i >= len(r.entries) {
+		return 0
+	}
+	n := 1
+	if r.entries[i].kind == EntryAssistant {
+		for i+n < len(r.entries) && r.entries[i+n].kind == EntryToolResult {
+			n++
+		}
+	}
+	return n
+}
+
+// removeOldest drops the oldest turn group and returns its entries.
+func (r *region) removeOldest() []*entry {
+	n := r.groupSize(0)
+	if n == 0 {
+		return nil
+	}
+	return r.removeRange(0, n)
+}
+
+func (r *region) removeRange(i, n int) []*entry {
+	out := make([]*entry, n)
+	copy(out, r.entries[i:i+n])
+	for _, e := range out {
+		r.tokens -= e.tokens
+	}
+	if i == 0 {
+		clear(r.entries[:n])
+		r.entries = r.entries[n:]
+	} else {
+		r.entries = append(r.entries[:i], r.entries[i+n:]...)
+	}
+	r.touch(0)
+	return out
+}
+
+func (r *region) clearAll() int {
+	freed := r.tokens
+	r.entries = nil
+	r.tokens = 0
+	r.touch(0)
+	return freed
+}
+
+func (r *region) appendEntry(e *entry) {
+	r.entries = append(r.entries, e)
+	r.tokens += e.tokens
+	r.touch(len(r.entries) - 1)
+}
+
+func (r *region) joined() string {
+	parts := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		parts[i] = e.content
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (r *region) indexOfKey(key string) int {
+	for i, e := range r.entries {
+		if e.hasKey && e.key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// newEntry counts a text entry's tokens once, here.
+func (c *Context) newEntry(kind EntryKind, content string) *entry {
+	return &entry{content: content, tokens: c.counter.Count(content), kind: kind}
+}
+
+func (c *Context) stampEntry(e *entry) {
+	c.clock++
+	e.stamp = c.clock
+}
+
+// write is the window-level write: on_write for custom regions, the core
+// append (ENGINE.md §3.1), compaction at the threshold (D2), the sliding
+// strategies (D4) and custom on_overflow.
+func (c *Context) write(r *region, e *entry) error {
+	if r.kind == KindCustom && r.script != nil {
+		if _, ok := r.script.HasHook("on_write"); ok {
+			repl, accept, err := r.script.OnWrite(c.scriptCtx(r), scriptEntry(e))
+			switch {
+			case err != nil:
+				c.warn(r.name, fmt.Sprintf("on_write failed, entry accepted unchanged: %v", err))
+			case repl != nil:
+				e.content = repl.Content
+				e.tokens = c.counter.Count(e.content)
+			case !accept:
+				c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: e.tokens, Entries: 1, Message: "on_write dropped the entry"})
+				return nil
+			}
+		}
+	}
+	if r.kind == KindCompacting && len(r.entries) > 0 && r.tokens+e.tokens > r.threshold {
+		// D2: summarise what is there before the new content lands, so the
+		// newest read stays verbatim.
+		c.compact(r, "threshold")
+	}
+	if err := c.push(r, e); err != nil {
+		if r.kind != KindCustom || r.def.Persistent {
+			return err
+		}
+		var be *BudgetError
+		if !asBudget(err, &be) || e.tokens > r.max {
+			return err
+		}
+		c.customOverflow(r, r.tokens+e.tokens-r.max, true)
+		if err := c.push(r, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func asBudget(err error, be **BudgetError) bool {
+	b, ok := err.(*BudgetError)
+	if ok {
+		*be = b
+	}
+	return ok
+}
+
+// push is the reference core append (region/mod.rs push_entry) with D4.
+func (c *Context) push(r *region, e *entry) error {
+	if r.tokens+e.tokens > r.max {
+		if r.def.Admission == AdmissionReject && len(r.entries) > 0 {
+			return &RegionFullError{Region: r.name, Used: r.tokens, Max: r.max}
+		}
+		if r.rolls() && e.tokens <= r.max {
+			for r.tokens+e.tokens > r.max && len(r.entries) > 0 {
+				c.evicted(r, r.removeOldest(), "region budget")
+			}
+		}
+	}
+	if r.tokens+e.tokens > r.max {
+		return &BudgetError{Need: r.tokens + e.tokens, Max: r.max}
+	}
+	if r.def.Admission == AdmissionReject && r.kind == KindSlidingWindow && len(r.entries)+1 > r.def.MaxItems {
+		return &RegionFullError{Region: r.name, Used: r.tokens, Max: r.max}
+	}
+	c.stampEntry(e)
+	r.appendEntry(e)
+	c.total += e.tokens
+	c.enforceSliding(r)
+	return nil
+}
+
+// evicted records entries a region shed and keeps the window total.
+func (c *Context) evicted(r *region, gone []*entry, why string) {
+	t := 0
+	for _, e := range gone {
+		t += e.tokens
+	}
+	c.total -= t
+	if len(gone) > 0 {
+		c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: t, Entries: len(gone), Message: why})
+	}
+}
+
+func (c *Context) enforceSliding(r *region) {
+	if r.kind != KindSlidingWindow {
+		return
+	}
+	d := r.def
+	switch d.Strategy {
+	case StrategyPerItem:
+		for len(r.entries) > d.MaxItems {
+			c.evicted(r, r.removeOldest(), "max_items")
+		}
+	case StrategyBulk:
+		if len(r.entries) > d.MaxItems+d.Overflow {
+			for len(r.entries) > d.MaxItems {
+				c.evicted(r, r.removeOldest(), "max_items (bulk)")
+			}
+		}
+	case StrategyCompact:
+		// D4: fold the oldest compact_count entries into one summary entry.
+		if len(r.entries) > d.MaxItems+d.CompactCount && d.CompactCount > 0 {
+			n := 0
+			for n < d.CompactCount && n < len(r.entries) {
+				n += r.groupSize(n)
+			}
+			c.foldOldest(r, n)
+		}
+	}
+}
+
+// foldOldest replaces the oldest n entries of a sliding window with one
+// summary entry at its front (D4); a failed summary drops them instead.
+func (c *Context) foldOldest(r *region, n int) {
+	parts := make([]string, n)
+	in := 0
+	for i := 0; i < n; i++ {
+		parts[i] = r.entries[i].content
+		in += r.entries[i].tokens
+	}
+	sum, err := c.summarize(r.name, strings.Join(parts, "\n\n"), min(c.bp.Compaction.MaxSummaryTokens, max(r.max/4, 1)), in)
+	gone := r.removeRange(0, n)
+	c.total -= in
+	if err != nil {
+		c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: in, Entries: len(gone), Message: "strategy compact: summariser failed, entries dropped"})
+		return
+	}
+	se := c.newEntry(EntryText, sum)
+	c.stampEntry(se)
+	r.entries = append([]*entry{se}, r.entries...)
+	r.tokens += se.tokens
+	c.total += se.tokens
+	r.touch(0)
+	c.emit(Event{Kind: EventCompact, Region: r.name, Tokens: in, Entries: len(gone), InputTokens: in, OutputTokens: se.tokens, Message: "strategy compact folded the oldest entries"})
+}
+
+// upsert writes a keyed entry into a hashmap (D6: LRU on the logical clock).
+func (c *Context) upsert(r *region, key, content string) error {
+	tokens := c.counter.Count(content)
+	if i := r.indexOfKey(key); i >= 0 {
+		old := r.entries[i]
+		if tokens > r.max {
+			return &EntryTooLargeError{Tokens: tokens, Max: r.max}
+		}
+		r.tokens += tokens - old.tokens
+		c.total += tokens - old.tokens
+		ne := &entry{content: content, tokens: tokens, kind: EntryText, key: key, hasKey: true}
+		c.stampEntry(ne)
+		r.entries[i] = ne
+		r.touch(i)
+		for r.tokens > r.max {
+			c.evictLRU(r, ne)
+		}
+		return nil
+	}
+	if r.def.HasMaxEntries && r.def.MaxEntries > 0 {
+		for len(r.entries) >= r.def.MaxEntries {
+			c.evictLRU(r, nil)
+		}
+	}
+	for r.tokens+tokens > r.max && len(r.entries) > 0 {
+		c.evictLRU(r, nil)
+	}
+	if r.tokens+tokens > r.max {
+		return &EntryTooLargeError{Tokens: tokens, Max: r.max}
+	}
+	ne := &entry{content: content, tokens: tokens, kind: EntryText, key: key, hasKey: true}
+	c.stampEntry(ne)
+	r.appendEntry(ne)
+	c.total += tokens
+	return nil
+}
+
+// evictLRU removes the least recently written entry (ties: lowest index),
+// never keep.
+func (c *Context) evictLRU(r *region, keep *entry) {
+	best := -1
+	for i, e := range r.entries {
+		if e == keep {
+			continue
+		}
+		if best < 0 || e.stamp < r.entries[best].stamp {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	c.evicted(r, r.removeRange(best, 1), "least recently used")
+}
+
+// todoAdd adds a checklist item; ids come from a counter that never goes
+// back (D7).
+func (c *Context) todoAdd(r *region, item string) (int, error) {
+	e := c.newEntry(EntryText, item)
+	e.item = true
+	e.id = r.nextID + 1
+	if err := c.write(r, e); err != nil {
+		return 0, err
+	}
+	r.nextID = e.id
+	return e.id, nil
+}
+
+func (r *region) item(id int) *entry {
+	for _, e := range r.entries {
+		if e.item && e.id == id {
+			return e
+		}
+	}
+	return nil
+}
+
+func (r *region) openItems() []*entry {
+	var out []*entry
+	for _, e := range r.entries {
+		if e.item && !e.done {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// renderChecklist is the reference render_checklist.
+func (r *region) renderChecklist() string {
+	var open, done []*entry
+	for _, e := range r.entries {
+		if !e.item {
+			continue
+		}
+		if e.done {
+			done = append(done, e)
+		} else {
+			open = append(open, e)
+		}
+	}
+	if len(open)+len(done) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Checklist (%d open, %d done):\n", len(open), len(done))
+	lines := make([]string, 0, len(open)+len(done))
+	for _, e := range append(open, done...) {
+		mark := "[ ]"
+		if e.done {
+			mark = "[x]"
+		}
+		l := fmt.Sprintf("%s %d %s", mark, e.id, e.content)
+		if e.note != "" {
+			l += "\n    note: " + e.note
+		}
+		lines = append(lines, l)
+	}
+	b.WriteString(strings.Join(lines, "\n"))
+	return strings.TrimRight(b.String(), " \t\n")
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Summarizer condenses a region's content (D9).
+type Summarizer interface {
+	Summarize(req SummaryRequest) (string, error)
+}
+
+// SummaryRequest is one summarisation: the region, its content (entries
+// joined by blank lines) and the summary budget in tokens.
+type SummaryRequest struct {
+	Region    string
+	Content   string
+	MaxTokens int
+	Counter   TokenCounter
+}
+
+// Extractive is the default summariser: deterministic and extractive. It
+// keeps the most informative lines (first lines of each block, identifiers,
+// errors, decisions, numbers) in their original order, within the budget.
+// Same input, same summary.
+type Extractive struct{}
+
+var errNothingToSummarise = errors.New("nothing to summarise")
+
+// Summarize implements Summarizer.
+func (Extractive) Summarize(req SummaryRequest) (string, error) {
+	counter := req.Counter
+	if counter == nil {
+		counter = BytesPerFour{}
+	}
+	header := "[summary of " + req.Region + "]"
+	budget := req.MaxTokens - counter.Count(header+"\n")
+	if budget <= 0 {
+		return "", errors.New("summary budget too small")
+	}
+	type cand struct {
+		idx, score, tokens int
+		text               string
+	}
+	var cands []cand
+	firstOfBlock := true
+	seen := map[string]bool{}
+	for i, raw := range strings.Split(req.Content, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" {
+			firstOfBlock = true
+			continue
+		}
+		if seen[line] {
+			continue
+		}
+		seen[line] = true
+		s := lineScore(line)
+		if firstOfBlock {
+			s += 4
+			firstOfBlock = false
+		}
+		if len(line) > 400 {
+			line = truncateUTF8(line, 400) + "…"
+		}
+		cands = append(cands, cand{idx: i, score: s, text: line, tokens: counter.Count(line + "\n")})
+	}
+	if len(cands) == 0 {
+		return "", errNothingToSummarise
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ca, cb := cands[order[a]], cands[order[b]]
+		if ca.score != cb.score {
+			return ca.score > cb.score
+		}
+		return ca.idx < cb.idx
+	})
+	keep := make([]bool, len(cands))
+	used := 0
+	for _, i := range order {
+		if used+cands[i].tokens <= budget {
+			keep[i] = true
+			used += cands[i].tokens
+		}
+	}
+	var b strings.Builder
+	b.WriteString(header)
+	for i, c := range cands {
+		if keep[i] {
+			b.WriteByte('\n')
+			b.WriteString(c.text)
+		}
+	}
+	if used == 0 {
+		// Not even one line fits: keep the head of the best line.
+		best := cands[order[0]].text
+		b.WriteByte('\n')
+		b.WriteString(truncateUTF8(best, max(budget*4-4, 0)))
+	}
+	return b.String(), nil
+}
+
+var informative = []string{"error", "fail", "panic", "exception", "warning", "fatal", "decid", "decision", "must", "todo", "fix", "because", "result", "found", "conclusion", "summary", "important", "note"}
+
+func lineScore(line string) int {
+	s := 0
+	low := strings.ToLower(line)
+	for _, w := range informative {
+		if strings.Contains(low, w) {
+			s += 3
+		}
+	}
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;()[]{}\"'`", r) }) {
+		switch {
+		case strings.ContainsAny(f, "/.") && len(f) > 3 && !strings.HasSuffix(f, "."):
+			s += 2 // paths, dotted names, URLs
+		case strings.Contains(f, "_") || hasInnerUpper(f):
+			s += 2 // identifiers
+		case strings.IndexFunc(f, unicode.IsDigit) >= 0:
+			s++
+		}
+	}
+	if s > 12 {
+		s = 12
+	}
+	return s
+}
+
+func hasInnerUpper(f string) bool {
+	for i, r := range f {
+		if i > 0 && unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// truncateUTF8 cuts s to at most n bytes at a character boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

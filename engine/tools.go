@@ -1,0 +1,448 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxReadFileBytes is read_file's own hard cap (reference exec.rs).
+const MaxReadFileBytes = 256 * 1024
+
+// RouteOutcome says what became of a routed tool result.
+type RouteOutcome uint8
+
+// Route outcomes; the last four carry a pointer in the conversation.
+const (
+	RoutedInline    RouteOutcome = iota // stored in the conversation itself
+	RoutedWhole                         // stored whole in its region
+	RoutedTruncated                     // its start stored, the rest dropped
+	RoutedDropped                       // the region refused it; only the preview survives
+	RoutedHidden                        // stored in a region the stage does not carry
+)
+
+var routeNames = [...]string{"inline", "whole", "truncated", "dropped", "hidden"}
+
+func (o RouteOutcome) String() string {
+	if int(o) < len(routeNames) {
+		return routeNames[o]
+	}
+	return fmt.Sprintf("RouteOutcome(%d)", o)
+}
+
+// Routed reports where a tool result went.
+type Routed struct {
+	Region  string
+	Outcome RouteOutcome
+	Tokens  int    // tokens stored in Region
+	Pointer string // the pointer text left in the conversation, if any
+	File    bool   // stored by file tracking
+}
+
+// toolAliases maps a tool name to its canonical name: writing bash covers
+// the shell the model calls.
+var toolAliases = map[string]string{"shell": "bash", "run_shell": "bash", "exec": "bash", "Bash": "bash", "Read": "read_file", "Write": "write_file"}
+
+func canonicalTool(name string) string {
+	if c, ok := toolAliases[name]; ok {
+		return c
+	}
+	return name
+}
+
+func lookupTool[V any](m map[string]V, tool string) (V, bool) {
+	if v, ok := m[tool]; ok {
+		return v, true
+	}
+	ct := canonicalTool(tool)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if canonicalTool(k) == ct {
+			return m[k], true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// AddToolResult stores a tool result where the stage's routing sends it
+// (ENGINE.md §8): caps, file tracking, the target region with its
+// truncation ladder, and the pointer left in the conversation.
+func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
+	content := tr.Content
+	call := c.calls[tr.CallID]
+	tool := tr.Tool
+	if tool == "" {
+		tool = call.Name
+	}
+	ct := canonicalTool(tool)
+	if ct == "read_file" && len(content) > MaxReadFileBytes {
+		k := len(truncateUTF8(content, MaxReadFileBytes))
+		content = content[:k] + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", len(tr.Content), k)
+	}
+	var rt *Routing
+	if c.stage != nil {
+		rt = c.stage.Routing
+	}
+	target := "conversation"
+	if rt != nil {
+		target = rt.DefaultRegion
+		capTokens := rt.MaxResultTokens
+		if n, ok := lookupTool(rt.PerTool, tool); ok {
+			capTokens = n
+		}
+		if o, ok := lookupTool(rt.Overrides, tool); ok {
+			if o.Region != "" {
+				target = o.Region
+			}
+			if o.HasCap {
+				capTokens = o.MaxResultTokens
+			}
+		}
+		if capTokens > 0 && len(content) > capTokens*4 {
+			content = truncateChars(content, capTokens*4) + "\n[...truncated]"
+		}
+		if !rt.Persist && c.byName["scratch"] != nil {
+			target = "scratch"
+		}
+	}
+	var routed Routed
+	if ft := c.bp.FileTracking; ft.Enabled && !tr.IsError {
+		if fr := c.byName[ft.Region]; fr != nil && fr.kind == KindHashMap {
+			if text, ok := c.trackFile(fr, ct, call, content); ok {
+				content = text
+				routed.File = true
+			}
+		}
+	}
+	r := c.byName[target]
+	if r == nil {
+		return routed, fmt.Errorf("route %s result: %w", tool, &RegionNotFoundError{Region: target})
+	}
+	routed.Region = target
+	if target == "conversation" {
+		e := c.newEntry(EntryToolResult, content)
+		e.callID, e.tool, e.isError = tr.CallID, tool, tr.IsError
+		out, err := c.ladder(r, e)
+		routed.Outcome, routed.Tokens = out, e.tokens
+		if out == RoutedWhole {
+			routed.Outcome = RoutedInline
+		}
+		return routed, err
+	}
+	e := c.newEntry(EntryText, content)
+	full := e.tokens
+	out, err := c.ladder(r, e)
+	if err != nil {
+		return routed, err
+	}
+	routed.Outcome, routed.Tokens = out, e.tokens
+	preview := previewOf(content)
+	var ptr string
+	switch {
+	case r.hidden:
+		routed.Outcome = RoutedHidden
+		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, preview)
+	case out == RoutedWhole:
+		ptr = fmt.Sprintf("[output (%d tokens) is in your context under the '%s' heading - it is already in this prompt, so no tool call is needed to see it. Preview: %s]", full, target, preview)
+	case out == RoutedTruncated:
+		omitted := utf8.RuneCountInString(content) - utf8.RuneCountInString(e.content)
+		ptr = fmt.Sprintf("[output was too large for context region '%s': the start of it is in this prompt under that heading and %d characters were dropped. Release what you are finished with (context_delete) before fetching more this size. Preview: %s]", target, max(omitted, 0), preview)
+	default:
+		ptr = fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", target, preview)
+	}
+	routed.Pointer = ptr
+	pe := c.newEntry(EntryToolResult, ptr)
+	pe.callID, pe.tool, pe.isError = tr.CallID, tool, tr.IsError
+	if _, err := c.ladder(c.byName["conversation"], pe); err != nil {
+		return routed, err
+	}
+	return routed, nil
+}
+
+func previewOf(s string) string {
+	if utf8.RuneCountInString(s) <= 160 {
+		return s
+	}
+	return truncateChars(s, 160) + "…"
+}
+
+// truncateChars keeps the first n characters.
+func truncateChars(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
+
+// ladder is the region-full ladder (ENGINE.md §8.3): write, else truncate to
+// what is left, else a [result omitted] placeholder.
+func (c *Context) ladder(r *region, e *entry) (RouteOutcome, error) {
+	err := c.write(r, e)
+	if err == nil {
+		return RoutedWhole, nil
+	}
+	orig := e.content
+	avail := r.max - r.tokens
+	if avail > 100 {
+		keep := truncateChars(orig, (avail-10)*4)
+		omitted := utf8.RuneCountInString(orig) - utf8.RuneCountInString(keep)
+		e.content = keep + fmt.Sprintf("... [truncated, %d chars omitted]", omitted)
+	} else {
+		e.content = "[tool result truncated - context window full]"
+	}
+	e.tokens = c.counter.Count(e.content)
+	e.msg = nil
+	if c.write(r, e) == nil {
+		c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: c.counter.Count(orig) - e.tokens, Message: "result truncated to fit: " + err.Error()})
+		return RoutedTruncated, nil
+	}
+	e.content, e.tokens = "[result omitted]", 5
+	c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: c.counter.Count(orig), Entries: 1, Message: "result omitted: " + err.Error()})
+	if c.write(r, e) != nil {
+		c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: 5, Entries: 1, Message: "even the placeholder did not fit"})
+	}
+	return RoutedDropped, nil
+}
+
+// trackFile stores a read or written file in the file-tracking hashmap and
+// returns the text that replaces the inline result.
+func (c *Context) trackFile(fr *region, tool string, call ToolCall, content string) (string, bool) {
+	ft := c.bp.FileTracking
+	var args struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if len(call.Args) == 0 || json.Unmarshal(call.Args, &args) != nil || args.Path == "" {
+		return "", false
+	}
+	verb := ""
+	switch {
+	case tool == "read_file" && ft.TrackReads:
+		verb = "stored"
+	case tool == "write_file" && ft.TrackWrites:
+		verb, content = "written", args.Content
+	default:
+		return "", false
+	}
+	if ft.MaxFileTokens > 0 && len(content) > ft.MaxFileTokens*4 {
+		content = truncateChars(content, ft.MaxFileTokens*4) + fmt.Sprintf("\n\n[... truncated at %d tokens ...]", ft.MaxFileTokens)
+	}
+	if err := c.upsert(fr, args.Path, content); err != nil {
+		c.warn(fr.name, "file tracking: "+err.Error())
+		return "", false
+	}
+	t := fr.entries[fr.indexOfKey(args.Path)].tokens
+	return fmt.Sprintf("File %s in [%s] → ### [%s] (%d tokens). Reference it there; do not re-read this path.", verb, fr.name, args.Path, t), true
+}
+
+type toolArgs struct {
+	Region  string  `json:"region"`
+	Content *string `json:"content"`
+	Key     *string `json:"key"`
+	Index   *int    `json:"index"`
+	Oldest  *int    `json:"oldest"`
+	Item    *string `json:"item"`
+	ID      *int    `json:"id"`
+	Note    *string `json:"note"`
+}
+
+var contextTools = []string{"context_write", "context_append", "context_read", "context_delete", "context_list", "todo_add", "todo_done", "todo_note"}
+
+// IsContextTool reports whether CallTool runs the named tool.
+func IsContextTool(name string) bool { return contains(contextTools, name) }
+
+// CallTool runs a context or todo tool against the window and returns the
+// runtime's result text. Failures the model should read come back as
+// "[error] …" text; the error is for calls the engine cannot run at all.
+func (c *Context) CallTool(name string, args json.RawMessage) (string, error) {
+	if !IsContextTool(name) {
+		return "", fmt.Errorf("call tool: '%s' is not a context tool (%s)", name, strings.Join(contextTools, ", "))
+	}
+	var a toolArgs
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &a); err != nil {
+			return fmt.Sprintf("[error] invalid arguments: %v", err), nil
+		}
+	}
+	if name == "context_list" {
+		return c.contextList(a.Region), nil
+	}
+	r := c.byName[a.Region]
+	if r == nil {
+		return fmt.Sprintf("[error] Section '%s' not found. Available sections: %s", a.Region, strings.Join(c.sectionNames(), ", ")), nil
+	}
+	content := ""
+	if a.Content != nil {
+		content = *a.Content
+	}
+	switch name {
+	case "context_write", "context_append":
+		if r.kind == KindHashMap {
+			if a.Key == nil {
+				return "[error] HashMap regions require a 'key' argument", nil
+			}
+			if name == "context_append" {
+				if i := r.indexOfKey(*a.Key); i >= 0 {
+					content = r.entries[i].content + "\n" + content
+				}
+			}
+			if err := c.upsert(r, *a.Key, content); err != nil {
+				return "[error] " + err.Error(), nil
+			}
+			return fmt.Sprintf("Stored in '%s' section under key '%s'.", r.name, *a.Key), nil
+		}
+		if name == "context_write" && len(r.entries) > 0 {
+			c.total -= r.clearAll()
+		}
+		e := c.newEntry(EntryText, content)
+		if a.Key != nil {
+			e.key, e.hasKey = *a.Key, true
+		}
+		if err := c.write(r, e); err != nil {
+			return "[error] " + err.Error(), nil
+		}
+		if a.Key != nil {
+			return fmt.Sprintf("Stored in '%s' section under key '%s'.", r.name, *a.Key), nil
+		}
+		return fmt.Sprintf("Stored in '%s' section.", r.name), nil
+	case "context_read":
+		if r.kind == KindHashMap {
+			if a.Key != nil {
+				if i := r.indexOfKey(*a.Key); i >= 0 {
+					return r.entries[i].content, nil
+				}
+				return fmt.Sprintf("[not found] No entry with key '%s' in '%s'.", *a.Key, r.name), nil
+			}
+			var lines []string
+			for _, e := range r.entries {
+				lines = append(lines, fmt.Sprintf("  %s (%d tokens)", e.key, e.tokens))
+			}
+			if len(lines) == 0 {
+				return fmt.Sprintf("Section '%s' is empty.", r.name), nil
+			}
+			return strings.Join(lines, "\n"), nil
+		}
+		if len(r.entries) == 0 {
+			return fmt.Sprintf("Section '%s' is empty.", r.name), nil
+		}
+		return r.joined(), nil
+	case "context_delete":
+		switch {
+		case a.Key != nil:
+			i := r.indexOfKey(*a.Key)
+			if i < 0 {
+				return fmt.Sprintf("[error] no entry with key '%s' in '%s'", *a.Key, r.name), nil
+			}
+			gone := r.removeRange(i, 1)
+			c.total -= gone[0].tokens
+			return fmt.Sprintf("Released '%s' from '%s' (%d tokens).", *a.Key, r.name, gone[0].tokens), nil
+		case a.Index != nil:
+			if *a.Index < 0 || *a.Index >= len(r.entries) {
+				return fmt.Sprintf("[error] no entry at index %d in '%s' (it holds %d)", *a.Index, r.name, len(r.entries)), nil
+			}
+			gone := r.removeRange(*a.Index, 1)
+			c.total -= gone[0].tokens
+			return fmt.Sprintf("Released entry %d from '%s' (%d tokens).", *a.Index, r.name, gone[0].tokens), nil
+		case a.Oldest != nil:
+			n := min(max(*a.Oldest, 0), len(r.entries))
+			for i := 0; i < n && len(r.entries) > 0; i++ {
+				for _, e := range r.removeOldest() {
+					c.total -= e.tokens
+				}
+			}
+			return fmt.Sprintf("Released the %d oldest entries from '%s'.", n, r.name), nil
+		}
+		return "[error] name what to release: 'key', 'index', or 'oldest'", nil
+	}
+	// todo_*
+	if r.kind != KindChecklist {
+		return fmt.Sprintf("[error] region '%s' is not a checklist; declare it as kind = \"checklist\" to track items in it", r.name), nil
+	}
+	switch name {
+	case "todo_add":
+		if a.Item == nil {
+			return "[error] missing 'item' argument", nil
+		}
+		id, err := c.todoAdd(r, *a.Item)
+		if err != nil {
+			return "[error] " + err.Error(), nil
+		}
+		return fmt.Sprintf("[ok] added item %d", id), nil
+	case "todo_done", "todo_note":
+		if a.ID == nil {
+			return "[error] missing 'id' argument", nil
+		}
+		it := r.item(*a.ID)
+		if name == "todo_note" && a.Note == nil {
+			return "[error] missing 'note' argument", nil
+		}
+		if it == nil {
+			return fmt.Sprintf("[error] no item %d in '%s'", *a.ID, r.name), nil
+		}
+		if name == "todo_done" {
+			it.done = true
+		} else {
+			it.note = *a.Note
+		}
+		r.touch(0)
+		return fmt.Sprintf("[ok] item %d updated", *a.ID), nil
+	}
+	return "", fmt.Errorf("call tool: '%s' not handled", name)
+}
+
+// sectionNames lists the regions a model may name, in window order.
+func (c *Context) sectionNames() []string {
+	var out []string
+	for _, r := range c.regions {
+		if r.kind != KindCompactHistory && r.name != "conversation" {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+var kindLabels = map[Kind]string{
+	KindPinned: "permanent", KindSlidingWindow: "conversation", KindTemporary: "temporary", KindClearable: "temporary",
+	KindCompacting: "summarized when full", KindCompactHistory: "summary archive", KindChecklist: "checklist",
+	KindHashMap: "key-value store", KindCustom: "scripted",
+}
+
+func (c *Context) contextList(name string) string {
+	if name == "" {
+		var lines []string
+		for _, r := range c.regions {
+			if r.hidden {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("  %s [%s] %d/%d tokens, %d entries", r.name, kindLabels[r.kind], r.tokens, r.max, len(r.entries)))
+		}
+		return strings.Join(lines, "\n")
+	}
+	r := c.byName[name]
+	if r == nil {
+		return fmt.Sprintf("[error] Section '%s' not found. Available sections: %s", name, strings.Join(c.sectionNames(), ", "))
+	}
+	if len(r.entries) == 0 {
+		return fmt.Sprintf("Section '%s' is empty.", name)
+	}
+	lines := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		key := ""
+		if e.hasKey {
+			key = e.key + " "
+		}
+		lines[i] = fmt.Sprintf("  [%d] %s(%d tokens)", i, key, e.tokens)
+	}
+	return strings.Join(lines, "\n")
+}
