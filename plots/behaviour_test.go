@@ -59,6 +59,12 @@ func TestEdgeCases(t *testing.T) {
 			if err := tt.fig.WritePNG(&bytes.Buffer{}); err != nil {
 				t.Errorf("WritePNG: %v", err)
 			}
+			if *pngDir != "" {
+				name := strings.NewReplacer("/", "-", " ", "_").Replace(tt.name)
+				if err := tt.fig.Save(filepath.Join(*pngDir, "edge-"+name)); err != nil {
+					t.Error(err)
+				}
+			}
 		})
 	}
 }

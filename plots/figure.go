@@ -203,7 +203,12 @@ func (f *Figure) render(c draw.Canvas) (err error) {
 	if f.legendRow >= 0 && len(f.legend) > 0 {
 		tile := tiles.At(c, f.legendCol, f.legendRow)
 		tile = draw.Crop(tile, tilePadX, 0, 0, -tilePadY)
-		drawLegend(tile, f.legend, layoutLegend(f.legend, tile.Max.X-tile.Min.X, 1), false)
+		// One column reads best beside the panels; fall back to more when it is too tall.
+		lay := layoutLegend(f.legend, 0, 1)
+		if lay.height > tile.Max.Y-tile.Min.Y {
+			lay = layoutLegend(f.legend, tile.Max.X-tile.Min.X, 1)
+		}
+		drawLegend(tile, f.legend, lay, false)
 	}
 	return nil
 }

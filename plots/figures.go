@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 
@@ -25,29 +26,32 @@ type Panel struct {
 
 // Figure sizes. Panels are sized so that five power-of-two labels fit under each.
 var (
-	panelW  = 3.0 * vg.Inch
+	panelW  = 3.2 * vg.Inch
 	panelH  = 2.4 * vg.Inch
 	singleW = 7.0 * vg.Inch
 	singleH = 4.2 * vg.Inch
+	// panelAxesW is what a panel's y axis and the padding between panels take from its
+	// width, as estimated for spacing window labels: a little more than they need.
+	panelAxesW = vg.Points(64)
 )
 
 const (
 	windowAxisLabel = "Window (tokens)"
 	requestLabel    = "Request (index)"
-	panelMaxLabels  = 5
 	singleMaxLabels = 12
 )
 
 // WindowPanels draws figure 1 of the report: one panel per metric against the model window
-// (log2 axis, ticks 8K … 2M), one line per policy, all panels on the same window range.
-// Legend entries follow the order in which series keys first appear, panel by panel.
+// (log axis, a tick at every window of the data: 8K, 16K, …, 1M, 2M), one line per policy,
+// all panels on the same window range. Points are joined in window order. Legend entries
+// follow the order in which series keys first appear, panel by panel.
 func WindowPanels(title string, panels []Panel) *Figure {
 	f := &Figure{title: title, legendRow: -1, legendCol: -1}
 	if len(panels) == 0 {
 		f.err = errf(title, "no panels to draw")
 		return f
 	}
-	var xs extent
+	windowSet := map[float64]bool{}
 	var keys []string
 	names := map[string]string{}
 	hasData := map[string]bool{}
@@ -64,14 +68,17 @@ func WindowPanels(title string, panels []Panel) *Figure {
 				keys = append(keys, k)
 			}
 			for i := range s.X {
+				if isFinite(s.X[i]) {
+					windowSet[s.X[i]] = true
+				}
 				if isFinite(s.Y[i]) && isFinite(s.X[i]) {
-					xs.add(s.X[i])
 					hasData[k] = true
 				}
 			}
 		}
 	}
 	idx := assignStyles(keys)
+	windows := slices.Sorted(maps.Keys(windowSet))
 
 	n := len(panels)
 	cols := n
@@ -96,7 +103,8 @@ func WindowPanels(title string, panels []Panel) *Figure {
 		var ys extent
 		for _, s := range pn.Series {
 			k := s.key()
-			th := addLine(p, lineSpec{x: s.X, y: s.Y, sty: styles[idx[k]], markPhase: idx[k]})
+			x, y := sortedByX(s.X, s.Y)
+			th := addLine(p, lineSpec{x: x, y: y, sty: styles[idx[k]], markPhase: idx[k]})
 			if thumbs[k] == nil {
 				thumbs[k] = th
 			}
@@ -106,7 +114,7 @@ func WindowPanels(title string, panels []Panel) *Figure {
 				}
 			}
 		}
-		setLog2X(p, xs, panelMaxLabels)
+		setWindowX(p, windows, panelW-panelAxesW)
 		setY(p, ys, fixedRange(pn.YMin, pn.YMax), unitKind(pn.Unit))
 		f.grid[i/cols][i%cols] = p
 	}
@@ -219,6 +227,7 @@ func Occupancy(title string, regions []string, x []float64, tokens [][]float64, 
 	if f.err = checkOccupancy(title, regions, x, tokens, window); f.err != nil {
 		return f
 	}
+	x, tokens = thinColumns(x, tokens)
 	p := newPlot("", requestLabel, axisLabel("Occupancy", "tokens"))
 
 	// cum[r][i] is the top of region r's band at column i.
@@ -310,6 +319,40 @@ func checkOccupancy(title string, regions []string, x []float64, tokens [][]floa
 	return nil
 }
 
+// thinColumns applies keepIndexes to the columns of an occupancy figure by their total,
+// keeping whole columns (real states of the run) rather than averaging them.
+func thinColumns(x []float64, tokens [][]float64) ([]float64, [][]float64) {
+	valid := make([]bool, len(x))
+	total := make([]float64, len(x))
+	for i := range x {
+		valid[i] = isFinite(x[i])
+		for r := range tokens {
+			valid[i] = valid[i] && isFinite(tokens[r][i])
+			total[i] += tokens[r][i]
+		}
+	}
+	keep := keepIndexes(valid, total, maxLinePoints)
+	if keep == nil {
+		return x, tokens
+	}
+	xs := make([]float64, len(keep))
+	ts := make([][]float64, len(tokens))
+	for r := range ts {
+		ts[r] = make([]float64, len(keep))
+	}
+	for j, i := range keep {
+		if i < 0 {
+			xs[j] = math.NaN()
+			continue
+		}
+		xs[j] = x[i]
+		for r := range ts {
+			ts[r][j] = tokens[r][i]
+		}
+	}
+	return xs, ts
+}
+
 // finiteRuns returns the [start, end) ranges of consecutive true values.
 func finiteRuns(valid []bool) [][2]int {
 	var runs [][2]int
@@ -377,7 +420,8 @@ func loneColumnHalfWidth(x []float64) float64 {
 }
 
 // RecallDepth draws figure 4: fact recall (%) against the depth of the fact, in tokens
-// between its arrival and the probe (log2 axis), one line per policy.
+// between its arrival and the probe (log axis ticked at powers of two), one line per
+// policy. Points are joined in depth order.
 func RecallDepth(title string, series []Series) *Figure {
 	f := &Figure{title: title, legendRow: -1, legendCol: -1}
 	keys := make([]string, len(series))
@@ -398,7 +442,8 @@ func RecallDepth(title string, series []Series) *Figure {
 	idx := assignStyles(keys)
 	p := newPlot("", "Fact depth (tokens)", axisLabel("Fact recall", "%"))
 	for i, s := range series {
-		th := addLine(p, lineSpec{x: s.X, y: s.Y, sty: styles[idx[keys[i]]], markPhase: i})
+		x, y := sortedByX(s.X, s.Y)
+		th := addLine(p, lineSpec{x: x, y: y, sty: styles[idx[keys[i]]], markPhase: i})
 		f.legend = append(f.legend, legendEntry{label: dataLabel(s.Name, anyFiniteXY(s.X, s.Y)), thumbs: th})
 	}
 	setLog2X(p, xs, singleMaxLabels)
@@ -426,10 +471,11 @@ func checkWindow(title string, window float64) error {
 	return nil
 }
 
-// windowLabel writes powers of two as windows are quoted (128K = 131072) and anything
-// else in decimal (200K = 200000).
+// windowLabel writes a window as it is quoted: multiples of 1024 that are not also round
+// thousands with binary suffixes (128K = 131072, 1M = 1048576), anything else in decimal
+// (200K = 200000, 1M = 1000000).
 func windowLabel(v float64) string {
-	if frac, _ := math.Frexp(v); frac == 0.5 && v >= 1<<10 {
+	if v >= 1<<10 && math.Mod(v, 1<<10) == 0 && math.Mod(v, 1000) != 0 {
 		return pow2Label(v)
 	}
 	return tokenLabel(v)

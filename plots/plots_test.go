@@ -18,14 +18,8 @@ var (
 	pngDir = flag.String("pngdir", "", "also write each golden figure as PNG into this directory, to look at")
 )
 
-// windows are the report's default sweep: 8K … 2M.
-var windows = func() []float64 {
-	var w []float64
-	for k := 13; k <= 21; k++ {
-		w = append(w, math.Ldexp(1, k))
-	}
-	return w
-}()
+// windows are the default sweep of bench/default.toml: decimal, uneven near the top.
+var windows = []float64{8e3, 16e3, 32e3, 64e3, 128e3, 200e3, 272e3, 1e6, 2e6}
 
 // curve gives a smooth, policy-specific value per window: a logistic in log2(window).
 func curve(mid, lo, hi float64) []float64 {

@@ -1,7 +1,9 @@
 package plots
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -103,6 +105,7 @@ func addLine(p *plot.Plot, ls lineSpec) []plot.Thumbnailer {
 		lineSty.Dashes = ls.dashes
 	}
 	glyphSty := draw.GlyphStyle{Color: ls.sty.color, Radius: glyphRadius, Shape: ls.sty.glyph}
+	ls.x, ls.y = thinLine(ls.x, ls.y)
 
 	finite := 0
 	for i := range ls.x {
@@ -156,6 +159,27 @@ func addLine(p *plot.Plot, ls lineSpec) []plot.Thumbnailer {
 	}
 }
 
+// thinLine applies keepIndexes to a line.
+func thinLine(x, y []float64) ([]float64, []float64) {
+	valid := make([]bool, len(x))
+	for i := range x {
+		valid[i] = isFinite(x[i]) && isFinite(y[i])
+	}
+	keep := keepIndexes(valid, y, maxLinePoints)
+	if keep == nil {
+		return x, y
+	}
+	xs, ys := make([]float64, len(keep)), make([]float64, len(keep))
+	for j, i := range keep {
+		if i < 0 {
+			xs[j], ys[j] = math.NaN(), math.NaN()
+			continue
+		}
+		xs[j], ys[j] = x[i], y[i]
+	}
+	return xs, ys
+}
+
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // setLog2X makes p's x axis logarithmic with power-of-two ticks over the range of e,
@@ -166,6 +190,92 @@ func setLog2X(p *plot.Plot, e extent, maxLabels int) {
 	p.X.Tick.Marker = pow2Ticks{maxLabels: maxLabels}
 	p.X.Min, p.X.Max = lo, hi
 }
+
+// setWindowX makes p's x axis logarithmic over exactly the windows given, with a tick at
+// each (see windowTicks).
+func setWindowX(p *plot.Plot, windows []float64, dataWidth vg.Length) {
+	p.X.Scale = plot.LogScale{}
+	p.X.Min, p.X.Max = 1<<10, 1<<20
+	if len(windows) > 0 {
+		p.X.Min, p.X.Max = windows[0], windows[len(windows)-1]
+	}
+	if p.X.Min == p.X.Max {
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
+	p.X.Tick.Marker = windowTicks{values: windows, widthPt: dataWidth.Points()}
+}
+
+// sortedByX returns the points ordered by x, dropping those whose x is NaN: on a window or
+// depth axis order is by value, and a caller that collects buckets in map or arrival order
+// still gets a line rather than a zigzag. NaN in y stays, as a gap at its x.
+func sortedByX(x, y []float64) ([]float64, []float64) {
+	idx := make([]int, 0, len(x))
+	for i := range x {
+		if !math.IsNaN(x[i]) {
+			idx = append(idx, i)
+		}
+	}
+	if slices.IsSortedFunc(idx, func(a, b int) int { return cmp.Compare(x[a], x[b]) }) && len(idx) == len(x) {
+		return x, y
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
+	xs, ys := make([]float64, len(idx)), make([]float64, len(idx))
+	for j, i := range idx {
+		xs[j], ys[j] = x[i], y[i]
+	}
+	return xs, ys
+}
+
+// keepIndexes thins a long series to about maxPts points for drawing: it splits the
+// points into maxPts/2 buckets and keeps, for each run of valid points within a bucket, the
+// one with the least and the one with the greatest value, in order; -1 marks a gap (one or
+// more invalid points). Peaks and cliffs survive; the SVG stays small however long the run.
+// It returns nil when no thinning is needed.
+func keepIndexes(valid []bool, val []float64, maxPts int) []int {
+	n := len(valid)
+	if n <= maxPts {
+		return nil
+	}
+	size := (n + maxPts/2 - 1) / (maxPts / 2)
+	var out []int
+	lo, hi := -1, -1
+	flush := func() {
+		switch {
+		case lo < 0:
+		case lo == hi:
+			out = append(out, lo)
+		case lo < hi:
+			out = append(out, lo, hi)
+		default:
+			out = append(out, hi, lo)
+		}
+		lo, hi = -1, -1
+	}
+	for i := range n {
+		if i%size == 0 {
+			flush()
+		}
+		if !valid[i] {
+			flush()
+			if len(out) == 0 || out[len(out)-1] != -1 {
+				out = append(out, -1)
+			}
+			continue
+		}
+		if lo < 0 || val[i] < val[lo] {
+			lo = i
+		}
+		if hi < 0 || val[i] > val[hi] {
+			hi = i
+		}
+	}
+	flush()
+	return out
+}
+
+// maxLinePoints bounds the points drawn per line (and columns per occupancy figure); a
+// 7-inch figure has no more distinct pixels than this at PNGDPI.
+const maxLinePoints = 2000
 
 func log2Range(e extent) (lo, hi float64) {
 	if !e.ok || e.lo <= 0 {

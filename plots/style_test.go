@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -245,5 +246,86 @@ func TestLabels(t *testing.T) {
 				t.Errorf("label(%v) = %q, want %q", tt.v, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestWindowTicks(t *testing.T) {
+	tests := []struct {
+		name    string
+		windows []float64
+		widthPt float64
+		want    string // "." for a window whose label was dropped
+	}{
+		{"default sweep, wide", windows, 600, "[8K 16K 32K 64K 128K 200K 272K 1M 2M]"},
+		{"default sweep, panel", windows, 166, "[8K 16K 32K 64K . 200K . 1M 2M]"},
+		{"default sweep, narrow", windows, 80, "[8K . 32K . . 200K . . 2M]"},
+		{"binary windows", []float64{8192, 131072, 1 << 20}, 166, "[8K 128K 1M]"},
+		{"crowded end keeps the last", []float64{1000, 100000, 110000}, 100, "[1K . 110K]"},
+		{"one window", []float64{65536}, 166, "[64K]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi := tt.windows[0], tt.windows[len(tt.windows)-1]
+			if lo == hi {
+				lo, hi = lo/2, hi*2
+			}
+			var got []string
+			for _, tk := range (windowTicks{values: tt.windows, widthPt: tt.widthPt}).Ticks(lo, hi) {
+				if tk.Label == "" {
+					got = append(got, ".")
+				} else {
+					got = append(got, tk.Label)
+				}
+			}
+			if s := fmt.Sprint(got); s != tt.want {
+				t.Errorf("ticks = %s, want %s", s, tt.want)
+			}
+		})
+	}
+}
+
+func TestSortedByX(t *testing.T) {
+	x, y := sortedByX([]float64{4096, 1024, math.NaN(), 2048}, []float64{1, 2, 3, math.NaN()})
+	if fmt.Sprint(x, y) != "[1024 2048 4096] [2 NaN 1]" {
+		t.Errorf("sortedByX = %v %v", x, y)
+	}
+}
+
+func TestKeepIndexes(t *testing.T) {
+	const n = 10000
+	valid := make([]bool, n)
+	val := make([]float64, n)
+	for i := range n {
+		valid[i] = i < 5000 || i >= 5010 // a gap of ten points
+		val[i] = float64(i % 100)
+	}
+	val[1234] = 1e6 // a spike must survive
+	val[7777] = -5  // and a dip
+	keep := keepIndexes(valid, val, 500)
+	if len(keep) > 520 {
+		t.Errorf("kept %d points, want about 500", len(keep))
+	}
+	has := func(i int) bool { return slices.Contains(keep, i) }
+	if !has(1234) || !has(7777) {
+		t.Error("the spike or the dip was thinned away")
+	}
+	gaps := 0
+	for j, i := range keep {
+		if i < 0 {
+			gaps++
+			continue
+		}
+		if !valid[i] {
+			t.Errorf("kept invalid point %d", i)
+		}
+		if j > 0 && keep[j-1] >= 0 && i <= keep[j-1] {
+			t.Errorf("indexes out of order at %d: %d after %d", j, i, keep[j-1])
+		}
+	}
+	if gaps != 1 {
+		t.Errorf("%d gaps kept, want 1", gaps)
+	}
+	if keepIndexes(valid[:400], val[:400], 500) != nil {
+		t.Error("a short series was thinned")
 	}
 }

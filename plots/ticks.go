@@ -147,3 +147,53 @@ func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ticks
 }
+
+// windowTicks marks the windows a sweep actually ran on a log axis, so that every point
+// sits on a tick whatever the windows are (8192 or 8000, 200K, 272K). Labels that would
+// collide are dropped (their ticks stay, unlabelled): the first and last windows always
+// keep theirs, the others are kept left to right while they fit.
+type windowTicks struct {
+	values  []float64 // sorted, distinct, > 0
+	widthPt float64   // width of the data area the axis spans, estimated
+}
+
+// windowLabelGap is the least space between two tick labels.
+const windowLabelGap = 4.0
+
+func (t windowTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	ts := textStyle(sansFont, tickLabelSize)
+	perLog := t.widthPt / math.Log(hi/lo)
+	type span struct{ left, right float64 }
+	at := func(v float64, label string) span {
+		mid := perLog * math.Log(v/lo)
+		w := ts.Width(label).Points()
+		return span{mid - w/2, mid + w/2}
+	}
+	var ticks []plot.Tick
+	for _, v := range t.values {
+		if v >= lo && v <= hi {
+			ticks = append(ticks, plot.Tick{Value: v})
+		}
+	}
+	if len(ticks) == 0 {
+		return nil
+	}
+	n := len(ticks)
+	lastLabel := windowLabel(ticks[n-1].Value)
+	last := at(ticks[n-1].Value, lastLabel)
+	ticks[n-1].Label = lastLabel
+	prevRight := math.Inf(-1)
+	for i := range n - 1 {
+		label := windowLabel(ticks[i].Value)
+		s := at(ticks[i].Value, label)
+		if i > 0 && (s.left < prevRight+windowLabelGap || s.right+windowLabelGap > last.left) {
+			continue
+		}
+		ticks[i].Label = label
+		prevRight = s.right
+	}
+	return ticks
+}
