@@ -22,7 +22,7 @@ type Cell struct {
 	// "cut", a file path for "full". It is not part of the cell's identity, so
 	// shards run on machines with different paths still merge.
 	Path string `json:"path,omitempty"`
-	// Format is a recorded trace's importer format ("claude-code", "ctxsim", ...).
+	// Format is a recorded trace's importer format ("claude-code", "canonical", ...).
 	Format string `json:"format,omitempty"`
 	Policy string `json:"policy"`
 	Model  string `json:"model"`

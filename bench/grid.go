@@ -368,7 +368,7 @@ func (g *Grid) Cells(opt ExpandOptions) ([]Cell, error) {
 			}
 			base.Trace, base.Path, base.Format = "full", filepath.Join(dir, t.File), t.Format
 		default:
-			base.Trace, base.Path, base.Format = "cut", t.Cut, "ctxsim"
+			base.Trace, base.Path, base.Format = "cut", t.Cut, "canonical"
 		}
 		add(base, t.Policies, []uint64{0})
 	}

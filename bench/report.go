@@ -201,9 +201,9 @@ func formatValue(name string, v float64) string {
 		default:
 			return strconv.FormatFloat(v, 'f', 3, 64)
 		}
-	case "s", "×":
+	case "s", "ratio":
 		return strconv.FormatFloat(v, 'f', 2, 64)
-	case "tokens", "count", "request":
+	case "tokens", "count", "index":
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)

@@ -231,10 +231,11 @@ func finishedIDs(dir string) (map[string]bool, error) {
 	return done, nil
 }
 
-// encodeRecord is the one encoding of a record on disk: indented JSON with a
-// final newline, so equal records are equal bytes.
+// encodeRecord is the one encoding of a record on disk: compact JSON (a
+// sweep writes thousands) with a final newline, so equal records are equal
+// bytes.
 func encodeRecord(r *Record) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
