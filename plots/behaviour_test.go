@@ -269,3 +269,30 @@ func TestSave(t *testing.T) {
 		}
 	})
 }
+
+// TestNoDataNote: an empty plot says so, and a plot with data does not.
+func TestNoDataNote(t *testing.T) {
+	tests := []struct {
+		name string
+		fig  *Figure
+		want bool
+	}{
+		{"depth without series", RecallDepth("t", nil), true},
+		{"depth with data", RecallDepth("t", sampleDepth()), false},
+		{"request with only a window", RequestSeries("t", 8192, []RunSeries{{Name: "flat"}}), true},
+		{"occupancy all gaps", Occupancy("t", []string{"a"}, []float64{1, 2}, [][]float64{{nan, nan}}, 8192), true},
+		{"panels, one empty", WindowPanels("t", []Panel{{Title: "a", Series: []Series{{Name: "flat", X: []float64{8192}, Y: []float64{1}}}}, {Title: "b"}}), true},
+		{"panels, all with data", WindowPanels("t", samplePanels()), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var svg bytes.Buffer
+			if err := tt.fig.WriteSVG(&svg); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(svg.String(), ">no data<"); got != tt.want {
+				t.Errorf("\"no data\" shown = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 // Panel is one metric of a WindowPanels figure: its series share the figure's window axis.
 type Panel struct {
 	Title  string // e.g. "Task retained"
-	YLabel string // e.g. "Task retained"
+	YLabel string // e.g. "Task retained"; empty means Title
 	Unit   string // e.g. "%", "USD per run", "tokens"; "%" fixes the axis to 0–100
 	Series []Series
 	// YMin, YMax fix the y range when YMax > YMin; otherwise it runs from zero to just above
@@ -99,7 +99,11 @@ func WindowPanels(title string, panels []Panel) *Figure {
 		if i+cols >= n { // nothing below this panel
 			xLabel = windowAxisLabel
 		}
-		p := newPlot(pn.Title, xLabel, axisLabel(pn.YLabel, pn.Unit))
+		yLabel := pn.YLabel
+		if yLabel == "" {
+			yLabel = pn.Title
+		}
+		p := newPlot(pn.Title, xLabel, axisLabel(yLabel, pn.Unit))
 		var ys extent
 		for _, s := range pn.Series {
 			k := s.key()
@@ -113,6 +117,9 @@ func WindowPanels(title string, panels []Panel) *Figure {
 					ys.add(s.Y[j])
 				}
 			}
+		}
+		if !ys.ok {
+			p.Add(noData{})
 		}
 		setWindowX(p, windows, panelW-panelAxesW)
 		setY(p, ys, fixedRange(pn.YMin, pn.YMax), unitKind(pn.Unit))
@@ -194,18 +201,22 @@ func RequestSeries(title string, window float64, runs []RunSeries) *Figure {
 		}
 	}
 	xlo, xhi := 1.0, float64(max(longest, 2))
+	if !ys.ok {
+		p.Add(noData{})
+	}
 	if window > 0 {
 		ys.add(window)
 		f.legend = append(f.legend, addWindowLine(p, window, xlo, xhi))
 	}
 	p.X.Min, p.X.Max = xlo, xhi
-	p.X.Tick.Marker = linearTicks{target: 8}
+	p.X.Tick.Marker = linearTicks{target: 8, integer: true}
 	setY(p, ys, extent{}, unitTokens)
 	f.grid = [][]*plot.Plot{{p}}
 	f.width = singleW
+	// Keep each run's two lines on one legend row when every run has both.
 	f.legendGroup = 1
-	if perRun := len(f.legend) / max(len(runs), 1); perRun > 1 { // keep a run's lines on one legend row
-		f.legendGroup = perRun
+	if len(runs) > 0 && !slices.ContainsFunc(runs, func(r RunSeries) bool { return len(r.PrefixStable) == 0 }) {
+		f.legendGroup = 2
 	}
 	f.height = singleH + titleHeight(title) + legendStripHeight(f.legend, f.width, f.legendGroup)
 	return f
@@ -251,7 +262,6 @@ func Occupancy(title string, regions []string, x []float64, tokens [][]float64, 
 				cum[r][i] += cum[r-1][i]
 			}
 			ys.add(cum[r][i])
-			xs.add(x[i])
 		}
 	}
 	half := loneColumnHalfWidth(x)
@@ -259,6 +269,9 @@ func Occupancy(title string, regions []string, x []float64, tokens [][]float64, 
 		fill := fills[r%len(fills)]
 		for _, run := range finiteRuns(valid) {
 			pts := bandPolygon(x, cum, r, run, half)
+			for _, pt := range pts {
+				xs.add(pt.X)
+			}
 			p.Add(&plotter.Polygon{XYs: []plotter.XYs{pts}, Color: fill,
 				LineStyle: draw.LineStyle{Color: color.White, Width: vg.Points(0.6)}})
 		}
@@ -267,18 +280,18 @@ func Occupancy(title string, regions []string, x []float64, tokens [][]float64, 
 		}})
 	}
 	xlo, xhi := 1.0, 2.0
-	if xs.ok {
-		xlo, xhi = xs.lo-half, xs.hi+half
-		if xs.lo < xs.hi {
-			xlo, xhi = xs.lo, xs.hi
-		}
+	if xs.ok && xs.lo < xs.hi { // the bands' own extent, lone columns' bars included
+		xlo, xhi = xs.lo, xs.hi
+	}
+	if !xs.ok {
+		p.Add(noData{})
 	}
 	if window > 0 {
 		ys.add(window)
 		f.legend = append(f.legend, addWindowLine(p, window, xlo, xhi))
 	}
 	p.X.Min, p.X.Max = xlo, xhi
-	p.X.Tick.Marker = linearTicks{target: 8}
+	p.X.Tick.Marker = linearTicks{target: 8, integer: allIntegers(x)}
 	setY(p, ys, extent{}, unitTokens)
 	f.grid = [][]*plot.Plot{{p}}
 	f.width = singleW
@@ -446,6 +459,9 @@ func RecallDepth(title string, series []Series) *Figure {
 		th := addLine(p, lineSpec{x: x, y: y, sty: styles[idx[keys[i]]], markPhase: i})
 		f.legend = append(f.legend, legendEntry{label: dataLabel(s.Name, anyFiniteXY(s.X, s.Y)), thumbs: th})
 	}
+	if !xs.ok {
+		p.Add(noData{})
+	}
 	setLog2X(p, xs, singleMaxLabels)
 	setY(p, ys, extent{}, unitPercent)
 	f.grid = [][]*plot.Plot{{p}}
@@ -479,6 +495,26 @@ func windowLabel(v float64) string {
 		return pow2Label(v)
 	}
 	return tokenLabel(v)
+}
+
+func allIntegers(xs []float64) bool {
+	for _, v := range xs {
+		if isFinite(v) && v != math.Trunc(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// noData writes "no data" across an empty plot, so that an empty panel reads as a result
+// (nothing was measured) rather than as a drawing fault.
+type noData struct{}
+
+func (noData) Plot(c draw.Canvas, _ *plot.Plot) {
+	ts := textStyle(sansFont, axisLabelSize)
+	ts.Color = color.Gray{Y: 120}
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YCenter
+	c.FillText(ts, c.Center(), "no data")
 }
 
 func fixedRange(lo, hi float64) extent {

@@ -70,8 +70,9 @@ func pow2Label(v float64) string {
 // labels with decimal suffixes (50K, 1.5M), shorter than 150000 and never in exponent
 // notation.
 type linearTicks struct {
-	target int
-	tokens bool
+	target  int
+	tokens  bool
+	integer bool // whole numbers only (request indexes)
 }
 
 func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -79,6 +80,9 @@ func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 		return nil
 	}
 	step := niceStep((hi - lo) / float64(max(t.target, 1)))
+	if t.integer {
+		step = math.Ceil(step) // 1, 2, 3 (from 2.5), 5, 10, …
+	}
 	// Work in whole multiples of step so that labels are exact (no 0.30000000000000004).
 	first, last := math.Ceil(lo/step-1e-9), math.Floor(hi/step+1e-9)
 	var ticks []plot.Tick
