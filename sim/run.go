@@ -58,6 +58,9 @@ type RequestSample struct {
 	StableTokens    int // tokens in the common prefix with the previous request
 	CacheReadTokens int
 	Regions         []RegionTokens // per-region occupancy, sorted by name; nil for flat policies
+	// Request is the request itself, for ctxsim inspect; valid only during
+	// the call (the policy owns it).
+	Request *Request
 }
 
 // Config is one cell: a policy, a model profile, a window and a seed.
@@ -578,7 +581,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
 	}
 	if sink != nil {
 		sink.Request(RequestSample{Index: m.requests, Time: now, RequestTokens: tot, StableTokens: stable,
-			CacheReadTokens: use.Read, Regions: req.Regions})
+			CacheReadTokens: use.Read, Regions: req.Regions, Request: req})
 	}
 	m.prev = append(m.prev[:0], blocks...)
 	return tot, tot - use.Read
