@@ -43,7 +43,11 @@ func (c *Context) compact(r *region, why string) bool {
 	if h != nil {
 		budget = min(budget, h.max)
 	} else {
-		budget = min(budget, max(min(r.threshold, r.max)/2, 1))
+		room := r.max
+		if r.kind == KindCompacting && r.threshold > 0 {
+			room = min(r.threshold, r.max)
+		}
+		budget = min(budget, max(room/2, 1))
 	}
 	in := r.tokens
 	n := len(r.entries)
@@ -168,11 +172,15 @@ func (c *Context) customOverflow(r *region, needed int, fallback bool) int {
 // maybeEvict is the window-level cascade (ENGINE.md §4 with D1 and D5). It
 // runs whenever usage reaches the trigger, with or without [compaction].
 func (c *Context) maybeEvict() {
-	w := c.opt.Window
-	if float64(c.total) < c.opt.EvictAt*float64(w) {
+	if float64(c.total) < c.opt.EvictAt*float64(c.opt.Window) {
 		return
 	}
-	target := int(c.opt.EvictFree * float64(w))
+	c.evict(int(c.opt.EvictFree * float64(c.opt.Window)))
+}
+
+// evict frees tokens until target tokens of the window are free (try_evict).
+func (c *Context) evict(target int) {
+	w := c.opt.Window
 	met := func() bool { return w-c.total >= target }
 	exempt := func(r *region) bool {
 		return r.def.Admission == AdmissionReject || r.pinnedLike() || r.kind == KindChecklist
@@ -255,22 +263,8 @@ func (c *Context) maybeEvict() {
 			}
 		}
 	}
-	// Phase 4 (seed 002's order): sliding windows shed their oldest turns.
-	for {
-		evicted := false
-		for _, r := range c.regions {
-			if r.kind == KindSlidingWindow && !exempt(r) && len(r.entries) > 1 {
-				c.evicted(r, r.removeOldest(), "window cascade")
-				evicted = true
-				if met() {
-					return
-				}
-			}
-		}
-		if !evicted {
-			break
-		}
-	}
+	// Sliding windows, pinned-like regions and checklists are never touched
+	// (ENGINE.md §4, conformance case 42).
 	c.pinnedCheck()
 }
 
