@@ -85,7 +85,7 @@ func (p *ChatParams) generate(g *gen) error {
 	for i := range turns {
 		var text strings.Builder
 		var ufacts []trace.Fact
-		text.WriteString(prose(r, topic, p.UserBytes.DrawInt(r), nil))
+		text.WriteString(chatUser(r, topic, p.UserBytes.DrawInt(r)))
 		if r.Float64() < p.FactShare {
 			f := g.plant(func(a int) string { return userFact(r, a) })
 			ufacts = append(ufacts, f)
@@ -109,7 +109,7 @@ func (p *ChatParams) generate(g *gen) error {
 				return err
 			}
 		}
-		if err := g.assistant(prose(r, topic, p.ReplyBytes.DrawInt(r), nil), nil); err != nil {
+		if err := g.assistant(chatReply(r, topic, p.ReplyBytes.DrawInt(r)), nil); err != nil {
 			return err
 		}
 	}

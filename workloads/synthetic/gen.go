@@ -67,6 +67,7 @@ type fact struct {
 	ref     string          // where it came from: a path, URL, "user", "task"
 	refetch *trace.ToolCall // nil: cannot be fetched again
 	task    bool            // stated in the task: probed at the end
+	noProbe bool            // listed on its event but never probed
 	probed  int
 }
 
@@ -113,13 +114,13 @@ func (g *gen) out(e *trace.Event) error {
 
 // register records facts carried by the event just emitted. A fact met again
 // (a file read twice) keeps its first source.
-func (g *gen) register(src string, facts []trace.Fact, ref string, refetch *trace.ToolCall, task bool) {
+func (g *gen) register(src string, facts []trace.Fact, ref string, refetch *trace.ToolCall, task, noProbe bool) {
 	for _, f := range facts {
 		if g.known[f.ID] {
 			continue
 		}
 		g.known[f.ID] = true
-		g.facts = append(g.facts, &fact{Fact: f, source: src, pos: g.pos, ref: ref, refetch: refetch, task: task})
+		g.facts = append(g.facts, &fact{Fact: f, source: src, pos: g.pos, ref: ref, refetch: refetch, task: task, noProbe: noProbe})
 	}
 }
 
@@ -129,7 +130,7 @@ func (g *gen) task(text string, facts []trace.Fact) error {
 	if err := g.out(e); err != nil {
 		return err
 	}
-	g.register(e.ID, all, "task", nil, true)
+	g.register(e.ID, all, "task", nil, true, false)
 	return nil
 }
 
@@ -144,7 +145,7 @@ func (g *gen) user(text string, facts []trace.Fact) error {
 	if err := g.out(e); err != nil {
 		return err
 	}
-	g.register(e.ID, facts, "user", nil, false)
+	g.register(e.ID, facts, "user", nil, false, false)
 	return nil
 }
 
@@ -186,13 +187,13 @@ func (g *gen) toolResult(call trace.ToolCall, text string, facts []trace.Fact, r
 		c := call
 		rc = &c
 	}
-	g.register(e.ID, facts, ref, rc, false)
+	g.register(e.ID, facts, ref, rc, false, false)
 	return nil
 }
 
 // contextOp emits a context tool call writing content to region. facts are
-// new facts the content carries (repeated facts are not listed: their probes
-// name where they first arrived).
+// new facts the content carries, listed but never probed (repeated facts are
+// not listed: their probes name where they first arrived).
 func (g *gen) contextOp(tool, region, content string, facts []trace.Fact) error {
 	args, err := json.Marshal(map[string]string{"region": region, "content": content})
 	if err != nil {
@@ -202,7 +203,9 @@ func (g *gen) contextOp(tool, region, content string, facts []trace.Fact) error 
 	if err := g.out(e); err != nil {
 		return err
 	}
-	g.register(e.ID, facts, region, nil, false)
+	// Only a region policy applies context ops; a flat list never holds
+	// their content, so a probe on it would measure the trace, not a policy.
+	g.register(e.ID, facts, region, nil, false, true)
 	return nil
 }
 
@@ -222,7 +225,7 @@ func (g *gen) probeRound(n int, task bool) error {
 	}
 	var cands []*fact
 	for _, f := range g.facts {
-		if !f.task && f.pos < g.pos {
+		if !f.task && !f.noProbe && f.pos < g.pos {
 			cands = append(cands, f)
 		}
 	}

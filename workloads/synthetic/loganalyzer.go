@@ -130,7 +130,7 @@ func (w *logWorld) tool(g *gen, name string, _ int) (step, error) {
 		cmd := fmt.Sprintf("awk '$3==\"ERROR\" || $3==\"WARN\"' %s | awk '{print $4, $NF}' | sort | uniq -c | sort -rn | head -%d", f, 20+r.IntN(200))
 		fa := w.anomaly(g)
 		return step{say: "Counting errors by service and status.", call: g.call("bash", map[string]any{"command": cmd}),
-			text: aggregateOutput(r, w.p.AggregateRows.DrawInt(r), []string{fa.Text}), facts: []trace.Fact{fa}, ref: cmd, refetch: true}, nil
+			text: aggregateOutput(r, w.p.AggregateRows.DrawInt(r), []string{fa.Text}), facts: []trace.Fact{fa}, ref: "aggregate of " + f, refetch: true}, nil
 	case "list_dir":
 		var b strings.Builder
 		b.WriteString("/var/log/\n")

@@ -230,6 +230,9 @@ func TestProbes(t *testing.T) {
 						t.Errorf("%s: text %q is not in its source %s", e.ID, p.Text, src.ID)
 					}
 					taskProbe = taskProbe || p.Source == "task"
+					if src.Kind == trace.KindContextOp {
+						t.Errorf("%s: probes fact %s of context op %s, which only region policies see", e.ID, p.Fact, src.ID)
+					}
 					switch src.Kind {
 					case trace.KindToolResult:
 						refetchable++

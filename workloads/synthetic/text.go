@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -97,12 +98,20 @@ func codeFile(r *rand.Rand, p string, target int, factLines []string) string {
 		decl := []string{"", factLines[i]}
 		body = append(body[:k], append(decl, body[k:]...)...)
 	}
-	var b strings.Builder
-	b.Grow(size + 256)
+	buf := make([]byte, 0, size+256)
 	for i, l := range body {
-		fmt.Fprintf(&b, "%6d\t%s\n", i+1, l)
+		// "%6d\t%s\n", without fmt: this loop writes most of the bytes.
+		var num [20]byte
+		d := strconv.AppendInt(num[:0], int64(i+1), 10)
+		for range 6 - len(d) {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, d...)
+		buf = append(buf, '\t')
+		buf = append(buf, l...)
+		buf = append(buf, '\n')
 	}
-	return b.String()
+	return string(buf)
 }
 
 // dirListing renders a list_dir result.
@@ -193,17 +202,22 @@ func logLine(r *rand.Rand, c *logClock) string {
 // logChunk renders about target bytes of log lines with the fact lines among
 // them.
 func logChunk(r *rand.Rand, c *logClock, target int, factLines []string) string {
-	var lines []string
-	size := 0
-	for size < target {
-		l := logLine(r, c)
-		size += len(l) + 1
-		lines = append(lines, l)
+	var b strings.Builder
+	b.Grow(target + 256)
+	// Facts go in at spread byte offsets, as they are met, so that the
+	// timestamps stay in order.
+	at := spread(r, len(factLines), target)
+	next := 0
+	for b.Len() < target || next < len(factLines) {
+		if next < len(factLines) && b.Len() >= at[next] {
+			fmt.Fprintf(&b, "%s ERROR [%s] %s\n", c.next(r), pick(r, services), factLines[next])
+			next++
+			continue
+		}
+		b.WriteString(logLine(r, c))
+		b.WriteByte('\n')
 	}
-	for i, at := range spread(r, len(factLines), len(lines)) {
-		lines = append(lines[:at], append([]string{c.next(r) + " ERROR " + factLines[i]}, lines[at:]...)...)
-	}
-	return strings.Join(lines, "\n") + "\n"
+	return b.String()
 }
 
 // aggregateOutput renders the output of a log aggregation command (awk,
@@ -282,4 +296,54 @@ func webPage(r *rand.Rand, url, heading, topic string, target int, factSentences
 func pageURL(r *rand.Rand, topic string) string {
 	slug := strings.ReplaceAll(topic, " ", "-")
 	return fmt.Sprintf("https://%s/%d/%s-%s", pick(r, domains), 2019+r.IntN(7), slug, hexID(r, 6))
+}
+
+// chatUser renders a user's chat turn of about target bytes about topic.
+func chatUser(r *rand.Rand, topic string, target int) string {
+	var b strings.Builder
+	for b.Len() < target {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		n, a, v := pick(r, nouns), pick(r, adjectives), pick(r, verbs)
+		switch r.IntN(7) {
+		case 0:
+			fmt.Fprintf(&b, "Can you draft a short checklist for %s?", topic)
+		case 1:
+			fmt.Fprintf(&b, "What should we do about the %s %s first?", a, n)
+		case 2:
+			fmt.Fprintf(&b, "I talked to my %s about %s and they think we should %s the %s before %s.", pick(r, relations), topic, v, n, pick(r, months))
+		case 3:
+			fmt.Fprintf(&b, "That makes sense, but the %s still feels %s to me.", n, a)
+		case 4:
+			fmt.Fprintf(&b, "Could you compare %s and %s for %s in two or three sentences?", plural(n), plural(pick(r, nouns)), topic)
+		case 5:
+			fmt.Fprintf(&b, "Thanks. Last week the %s went %s again, so I'd rather not %s it on a %s.", n, a, v, pick(r, weekdays))
+		default:
+			fmt.Fprintf(&b, "How long would it take to %s all the %s %s?", v, a, plural(n))
+		}
+	}
+	return b.String()
+}
+
+// chatReply renders an assistant's chat reply of about target bytes: a lead
+// sentence, numbered suggestions and a closing question.
+func chatReply(r *rand.Rand, topic string, target int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Here is how I would approach %s.\n\n", topic)
+	for i := 1; b.Len() < target; i++ {
+		n, a, v := pick(r, nouns), pick(r, adjectives), pick(r, verbs)
+		switch r.IntN(4) {
+		case 0:
+			fmt.Fprintf(&b, "%d. %s the %s %s first; it is the part most likely to slip.\n", i, title(v), a, n)
+		case 1:
+			fmt.Fprintf(&b, "%d. Keep a list of every %s and who owns it, and review it each %s.\n", i, n, pick(r, weekdays))
+		case 2:
+			fmt.Fprintf(&b, "%d. Budget about %d hours to %s the %s; %s ones take longer.\n", i, 1+r.IntN(12), v, plural(n), a)
+		default:
+			fmt.Fprintf(&b, "%d. %s\n", i, sentence(r, topic))
+		}
+	}
+	fmt.Fprintf(&b, "\nWould you like me to turn this into a schedule for %s?", pick(r, months))
+	return b.String()
 }

@@ -49,7 +49,23 @@ var (
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
+// titled caches the title-cased words of the vocabularies: title is on
+// every generated line's path.
+var titled = func() map[string]string {
+	m := map[string]string{}
+	for _, l := range [][]string{pkgNames, nouns, verbs, adjectives, codenames} {
+		for _, w := range l {
+			m[w] = strings.ToUpper(w[:1]) + w[1:]
+			m[plural(w)] = strings.ToUpper(w[:1]) + plural(w)[1:]
+		}
+	}
+	return m
+}()
+
 func title(s string) string {
+	if t, ok := titled[s]; ok {
+		return t
+	}
 	if s == "" {
 		return s
 	}
