@@ -199,9 +199,7 @@ func setWindowX(p *plot.Plot, windows []float64, dataWidth vg.Length) {
 	if len(windows) > 0 {
 		p.X.Min, p.X.Max = windows[0], windows[len(windows)-1]
 	}
-	if p.X.Min == p.X.Max {
-		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
-	}
+	p.X.Min, p.X.Max = widenLog(p.X.Min, p.X.Max)
 	p.X.Tick.Marker = windowTicks{values: windows, widthPt: dataWidth.Points()}
 }
 
@@ -281,10 +279,23 @@ func log2Range(e extent) (lo, hi float64) {
 	if !e.ok || e.lo <= 0 {
 		return 1 << 10, 1 << 20
 	}
-	lo = math.Ldexp(1, int(math.Floor(math.Log2(e.lo))))
-	hi = math.Ldexp(1, int(math.Ceil(math.Log2(e.hi))))
-	if lo == hi {
-		lo, hi = lo/2, hi*2
+	// Exponents stay within float64's range: 2^1024 would be +Inf.
+	lo = math.Ldexp(1, max(int(math.Floor(math.Log2(e.lo))), -1074))
+	hi = math.Ldexp(1, min(int(math.Ceil(math.Log2(e.hi))), 1023))
+	return widenLog(lo, hi)
+}
+
+// widenLog turns a zero-width log range into one octave either side, staying within
+// positive finite numbers (log axes cannot hold 0 or +Inf).
+func widenLog(lo, hi float64) (float64, float64) {
+	if lo != hi {
+		return lo, hi
+	}
+	if lo/2 > 0 {
+		lo /= 2
+	}
+	if !math.IsInf(hi*2, 0) {
+		hi *= 2
 	}
 	return lo, hi
 }
@@ -316,10 +327,10 @@ func setY(p *plot.Plot, data, fixed extent, unit yUnit) {
 			hi = lo + 1
 		}
 		span := hi - lo
-		if data.hi > 0 {
+		if data.hi > 0 && isFinite(hi+0.05*span) {
 			hi += 0.05 * span
 		}
-		if data.lo < 0 {
+		if data.lo < 0 && isFinite(lo-0.05*span) {
 			lo -= 0.05 * span
 		}
 	}

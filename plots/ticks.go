@@ -85,6 +85,9 @@ func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	// Work in whole multiples of step so that labels are exact (no 0.30000000000000004).
 	first, last := math.Ceil(lo/step-1e-9), math.Floor(hi/step+1e-9)
+	if !(step > 0) || !isFinite(first) || !isFinite(last) || last-first > 100 {
+		return nil // a range at the edge of float64 (denormal or near overflow)
+	}
 	var ticks []plot.Tick
 	for m := first; m <= last; m++ {
 		v := m * step
