@@ -1,0 +1,223 @@
+package importers
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ctxsim/ctxsim/sim/trace"
+)
+
+// SWE-agent trajectories (spec/TRACES.md §4): 0.x (history + trajectory),
+// 1.0 (trajectory[].messages) and 1.1 (trajectory[].query). The conversation
+// comes from history; trajectory gives each step's execution time.
+
+type sweTraj struct {
+	History    []sweMsg  `json:"history"`
+	Trajectory []sweStep `json:"trajectory"`
+	Info       struct {
+		ModelStats *struct {
+			TokensSent     int `json:"tokens_sent"`
+			TokensReceived int `json:"tokens_received"`
+			APICalls       int `json:"api_calls"`
+		} `json:"model_stats"`
+		Version    string `json:"swe_agent_version"`
+		ExitStatus string `json:"exit_status"`
+	} `json:"info"`
+	ReplayConfig json.RawMessage `json:"replay_config"`
+}
+
+type sweMsg struct {
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Thought   string          `json:"thought"`
+	Action    string          `json:"action"`
+	IsDemo    bool            `json:"is_demo"`
+	MsgType   string          `json:"message_type"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+	ToolCallIDs []string `json:"tool_call_ids"`
+}
+
+type sweStep struct {
+	ExecutionTime float64         `json:"execution_time"`
+	Query         json.RawMessage `json:"query"`
+	Messages      json.RawMessage `json:"messages"`
+}
+
+func importSWEAgent(b *builder, br *bufio.Reader) error {
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	var tr sweTraj
+	if err := json.Unmarshal(data, &tr); err != nil {
+		return &trace.ParseError{File: b.name, Line: lineOf(data, err), Err: fmt.Errorf("swe-agent: %v", err)}
+	}
+	if tr.History == nil {
+		return &trace.ParseError{File: b.name, Line: 1, Err: fmt.Errorf("swe-agent: no \"history\" array")}
+	}
+	version := "0.x"
+	for _, s := range tr.Trajectory {
+		if len(s.Query) > 0 && string(s.Query) != "null" {
+			version = "1.1"
+			break
+		}
+		if len(s.Messages) > 0 && string(s.Messages) != "null" {
+			version = "1.0"
+		}
+	}
+	b.hdr.Meta["swe_agent_format"] = version
+	if tr.Info.Version != "" {
+		b.hdr.Meta["swe_agent_version"] = tr.Info.Version
+	}
+	if ms := tr.Info.ModelStats; ms != nil {
+		b.hdr.Meta["tokens_sent"] = strconv.Itoa(ms.TokensSent)
+		b.hdr.Meta["tokens_received"] = strconv.Itoa(ms.TokensReceived)
+		b.hdr.Meta["api_calls"] = strconv.Itoa(ms.APICalls)
+	}
+	b.setModel(sweModel(tr.ReplayConfig))
+
+	var (
+		t       float64
+		step    int
+		pending []string // call ids waiting for an observation
+		nCalls  int
+	)
+	for i, m := range tr.History {
+		text := ohContent(m.Content)
+		switch m.Role {
+		case "system":
+			if err := b.system(text, t); err != nil {
+				return err
+			}
+		case "assistant":
+			tn := &turn{T: t, Text: text}
+			if tn.Text == "" {
+				tn.Text = m.Thought
+			}
+			pending = pending[:0]
+			for _, tc := range m.ToolCalls {
+				tn.Calls = append(tn.Calls, trace.ToolCall{ID: tc.ID, RawName: tc.Function.Name, Args: cxArgs(tc.Function.Arguments, "")})
+				pending = append(pending, tc.ID)
+			}
+			if len(m.ToolCalls) == 0 && strings.TrimSpace(m.Action) != "" {
+				nCalls++
+				id := "swe-call-" + strconv.Itoa(nCalls)
+				name, args := sweAction(m.Action)
+				tn.Calls = append(tn.Calls, trace.ToolCall{ID: id, RawName: name, Args: args})
+				pending = append(pending, id)
+			}
+			if err := b.assistant(tn); err != nil {
+				return err
+			}
+			if step < len(tr.Trajectory) {
+				t += max(tr.Trajectory[step].ExecutionTime, 0)
+			}
+			step++
+		case "tool", "user":
+			if m.IsDemo {
+				if err := b.user(text, t, true); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(pending) == 0 {
+				if err := b.user(text, t, false); err != nil {
+					return err
+				}
+				continue
+			}
+			ids := m.ToolCallIDs
+			if len(ids) == 0 {
+				ids = pending[:1]
+			}
+			lat := 0.0
+			if step-1 >= 0 && step-1 < len(tr.Trajectory) {
+				lat = max(tr.Trajectory[step-1].ExecutionTime, 0)
+			}
+			for _, id := range ids {
+				if _, err := b.toolResult(id, "", text, false, t, lat, false); err != nil {
+					return err
+				}
+				pending = removeString(pending, id)
+			}
+		default:
+			if err := b.warn(i+1, "swe-agent: history[%d]: unknown role %q", i, m.Role); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sweAction names a text action by its first word; str_replace_editor keeps
+// its sub-command so that view and create map to read_file and write_file.
+func sweAction(action string) (string, json.RawMessage) {
+	f := strings.Fields(action)
+	name := f[0]
+	m := map[string]string{"action": strings.TrimSpace(action)}
+	if (name == "str_replace_editor" || name == "file_editor") && len(f) > 1 {
+		m["command"] = f[1]
+	}
+	raw, _ := json.Marshal(m)
+	return name, raw
+}
+
+func sweModel(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if raw[0] == '"' {
+		if json.Unmarshal(raw, &s) != nil {
+			return ""
+		}
+		raw = json.RawMessage(s)
+	}
+	var rc struct {
+		Agent struct {
+			Model struct {
+				Name string `json:"name"`
+			} `json:"model"`
+		} `json:"agent"`
+	}
+	if json.Unmarshal(raw, &rc) != nil {
+		return ""
+	}
+	return rc.Agent.Model.Name
+}
+
+func removeString(s []string, x string) []string {
+	for i, v := range s {
+		if v == x {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// lineOf gives the 1-based line of a JSON syntax or type error in data.
+func lineOf(data []byte, err error) int {
+	var off int64
+	switch e := err.(type) {
+	case *json.SyntaxError:
+		off = e.Offset
+	case *json.UnmarshalTypeError:
+		off = e.Offset
+	default:
+		return 1
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return 1 + strings.Count(string(data[:off]), "\n")
+}
