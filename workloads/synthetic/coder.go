@@ -228,7 +228,11 @@ func (w *repoWorld) tool(g *gen, name string, n int) (step, error) {
 			facts: facts, ref: cmd, refetch: true,
 		}, nil
 	case "edit_file":
-		f := w.pickFile(g)
+		// An agent edits what it has read.
+		f := w.files[0]
+		if len(w.read) > 0 {
+			f = w.read[r.IntN(len(w.read))]
+		}
 		old := strings.TrimSpace(codeStmt(r, w.focus))
 		return step{
 			say: fmt.Sprintf("Editing %s so the %s is only counted once.", f.path, pick(r, nouns)),

@@ -635,6 +635,9 @@ func FuzzParse(f *testing.F) {
 	f.Add("", "workload = \"chat\"\nturns = 2\n")
 	f.Add("burst", "[[stages]]\nname = \"a\"\nfan_out = { region = \"r\", workers = 1, result_bytes = { median = 1, max = 2 } }\n")
 	f.Add("chat", "scale = nan\n")
+	for _, name := range Names() { // small enough to generate in full
+		f.Add(name, "scale = 0.01\n")
+	}
 	f.Fuzz(func(t *testing.T, name, src string) {
 		p, err := Parse(name, []byte(src), "fuzz.toml")
 		if err != nil {
@@ -686,6 +689,14 @@ func BenchmarkGenerate(b *testing.B) {
 			b.ReportMetric(float64(perRun)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+func ExampleParse() {
+	// A user's file sets only what it changes; a typo is an error with its
+	// position rather than a silently ignored key.
+	_, err := Parse("", []byte("workload = \"coder\"\nscale = 2\n\n[repo]\nfils = 40\n"), "mine.toml")
+	fmt.Println(err)
+	// Output: mine.toml:5: repo.fils: unknown key
 }
 
 func ExampleGenerate() {
