@@ -24,7 +24,8 @@ type Panel struct {
 	YMin, YMax float64
 }
 
-// Figure sizes. Panels are sized so that five power-of-two labels fit under each.
+// Figure sizes. A panel is wide enough for about seven window labels under it; a single
+// plot is a page width.
 var (
 	panelW  = 3.2 * vg.Inch
 	panelH  = 2.4 * vg.Inch

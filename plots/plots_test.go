@@ -2,8 +2,10 @@ package plots
 
 import (
 	"bytes"
+	"encoding/xml"
 	"flag"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -131,6 +133,9 @@ func TestGolden(t *testing.T) {
 			if err := f.WriteSVG(&got); err != nil {
 				t.Fatalf("WriteSVG: %v", err)
 			}
+			if err := wellFormed(got.Bytes()); err != nil {
+				t.Fatalf("the SVG is not well-formed XML: %v", err)
+			}
 			path := filepath.Join("testdata", name+".golden.svg")
 			if *pngDir != "" {
 				if err := f.Save(filepath.Join(*pngDir, name)); err != nil {
@@ -151,6 +156,19 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s differs from the golden file: %s\n(if the change is intended, run go test ./plots -update and look at the figures)", path, msg)
 			}
 		})
+	}
+}
+
+func wellFormed(doc []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 }
 
