@@ -45,6 +45,7 @@ type cacheUse struct {
 type prefixView struct {
 	chains []uint64
 	cum    []int
+	rcum   []int // cumulative tokens of refetched blocks
 	marks  []CacheMark
 }
 

@@ -25,8 +25,8 @@ type env struct {
 	prof    Profile
 	window  int
 	content map[string]*contentStat
-	factIdx map[string][]*contentStat
-	arrived int64 // tokens of content that has entered the context so far
+	factIdx map[string][]*Block // fact id -> blocks that list it
+	arrived int64               // tokens of content that has entered the context so far
 	// refetching marks blocks made while the agent re-fetches evicted results.
 	refetching bool
 
@@ -38,18 +38,10 @@ type env struct {
 	warnings      []string
 }
 
-func (e *env) stat(id string, exempt bool) *contentStat {
-	st, ok := e.content[id]
-	if !ok {
-		st = &contentStat{exempt: exempt}
-		e.content[id] = st
-	}
-	return st
-}
-
 // newBlock makes a block, counting its tokens once.
 func (e *env) newBlock(kind BlockKind, id, text string, size int, facts []trace.Fact) *Block {
-	b := &Block{ID: id, Kind: kind, Text: text, Size: size}
+	b := &Block{ID: id, Kind: kind, Text: text, Size: size, since: -1, nextUse: -1,
+		exempt: kind == BlockTask || kind == BlockSystem, Refetched: e.refetching}
 	if len(facts) > 0 {
 		b.Facts = append([]trace.Fact(nil), facts...)
 	}
@@ -59,14 +51,16 @@ func (e *env) newBlock(kind BlockKind, id, text string, size int, facts []trace.
 		b.Tokens = e.tok.CountBytes(size)
 	}
 	b.Hash = hashContent(kind, id, text, size)
-	_, known := e.content[id]
-	b.stat = e.stat(id, kind == BlockTask || kind == BlockSystem)
-	b.Refetched = e.refetching
+	st, known := e.content[id]
 	if !known {
-		b.stat.arrivedAt = e.arrived
 		e.arrived += int64(b.Tokens)
+		st = &contentStat{arrivedAt: e.arrived}
+		e.content[id] = st
+	}
+	if !b.Refetched {
+		st.blocks = append(st.blocks, b)
 		for _, f := range b.Facts {
-			e.factIdx[f.ID] = append(e.factIdx[f.ID], b.stat)
+			e.factIdx[f.ID] = append(e.factIdx[f.ID], b)
 		}
 	}
 	return b
@@ -144,7 +138,11 @@ func reserveFor(p Profile, window int) int {
 }
 
 // flatPolicy is one message list: the flat baselines, unbounded and
-// clairvoyant differ only in what they do when the list is too long.
+// clairvoyant differ only in what they do when the list is too long. The list
+// is kept in request order (pinned system and task blocks first when
+// keepSystem), and dirty records the lowest index changed since the last
+// request, so that measuring an append-only request costs only what was
+// appended.
 type flatPolicy struct {
 	env        *env
 	budget     int // window minus reserve; math.MaxInt when unbounded
@@ -162,10 +160,10 @@ type flatPolicy struct {
 	// clairvoyant
 	oracle *future
 
-	pinned []*Block // system and task blocks when keepSystem
-	msgs   []*Block // oldest first, from head
-	head   int
-	tokens int // tokens of pinned + msgs[head:]
+	all    []*Block // the request, in order
+	npin   int      // pinned blocks at the front of all
+	tokens int      // tokens of all
+	dirty  int
 
 	req Request
 }
@@ -181,27 +179,43 @@ func (p *flatPolicy) observe(ev *trace.Event) {
 func (p *flatPolicy) add(b *Block) {
 	p.tokens += b.Tokens
 	if p.keepSystem && (b.Kind == BlockSystem || b.Kind == BlockTask) {
-		p.pinned = append(p.pinned, b)
+		p.all = append(p.all, nil)
+		copy(p.all[p.npin+1:], p.all[p.npin:])
+		p.all[p.npin] = b
+		p.touch(p.npin)
+		p.npin++
 		return
 	}
-	p.msgs = append(p.msgs, b)
+	p.all = append(p.all, b)
 }
 
-func (p *flatPolicy) live() []*Block { return p.msgs[p.head:] }
+func (p *flatPolicy) touch(i int) {
+	if i < p.dirty {
+		p.dirty = i
+	}
+}
 
-func (p *flatPolicy) dropOldest() bool {
-	if p.head >= len(p.msgs) {
-		return false
+// dropOldest drops the oldest unpinned messages until the list fits.
+func (p *flatPolicy) dropOldest() {
+	k := p.npin
+	for k < len(p.all) && p.tokens > p.budget {
+		p.tokens -= p.all[k].Tokens
+		k++
 	}
-	p.tokens -= p.msgs[p.head].Tokens
-	p.msgs[p.head] = nil
-	p.head++
-	p.env.evictions++
-	if p.head > 1024 && p.head*2 > len(p.msgs) {
-		p.msgs = append([]*Block(nil), p.msgs[p.head:]...)
-		p.head = 0
+	n := k - p.npin
+	if n == 0 {
+		return
 	}
-	return true
+	p.env.evictions += n
+	p.touch(p.npin)
+	if p.npin == 0 {
+		clear(p.all[:n])
+		p.all = p.all[n:]
+		return
+	}
+	m := copy(p.all[p.npin:], p.all[k:])
+	clear(p.all[p.npin+m:])
+	p.all = p.all[:p.npin+m]
 }
 
 func (p *flatPolicy) request() *Request {
@@ -211,13 +225,15 @@ func (p *flatPolicy) request() *Request {
 	if p.compactAt > 0 && p.tokens > p.compactAt {
 		p.compact()
 	}
-	if p.oracle != nil {
+	if p.oracle != nil && p.tokens > p.budget {
 		p.evictFurthest()
 	}
-	for p.tokens > p.budget && p.dropOldest() {
+	if p.tokens > p.budget {
+		p.dropOldest()
 	}
-	p.req.Blocks = append(p.req.Blocks[:0], p.pinned...)
-	p.req.Blocks = append(p.req.Blocks, p.live()...)
+	p.req.Blocks = p.all
+	p.req.same = p.dirty
+	p.dirty = math.MaxInt
 	p.req.Marks = flatMarks(p.req.Marks[:0], p.req.Blocks)
 	return &p.req
 }
@@ -243,12 +259,16 @@ func flatMarks(marks []CacheMark, blocks []*Block) []CacheMark {
 
 // clearTools replaces every tool result but the last clearKeep with a
 // placeholder, as Anthropic's clear_tool_uses_20250919 does server-side.
+// Cleared results stay cleared: the full history only grows, so the server
+// would clear them again on every later request.
 func (p *flatPolicy) clearTools() {
-	live := p.live()
 	kept := 0
-	for i := len(live) - 1; i >= 0; i-- {
-		b := live[i]
+	for i := len(p.all) - 1; i >= p.npin; i-- {
+		b := p.all[i]
 		if b.Kind != BlockToolResult {
+			if b.Kind == BlockPlaceholder && kept >= p.clearKeep {
+				break // everything older is cleared already
+			}
 			continue
 		}
 		kept++
@@ -257,7 +277,8 @@ func (p *flatPolicy) clearTools() {
 		}
 		ph := p.env.newBlock(BlockPlaceholder, b.ID+"#cleared", clearedPlaceholder, 0, nil)
 		p.tokens += ph.Tokens - b.Tokens
-		live[i] = ph
+		p.all[i] = ph
+		p.touch(i)
 		p.env.evictions++
 	}
 }
@@ -265,9 +286,9 @@ func (p *flatPolicy) clearTools() {
 const clearedPlaceholder = "[tool result cleared to save context]"
 
 // compact summarises all messages but the last compactKeep into one summary
-// block placed at the front of the messages.
+// block placed after the system blocks.
 func (p *flatPolicy) compact() {
-	live := p.live()
+	live := p.all[p.npin:]
 	// Keep the last compactKeep messages, but no more than half the
 	// threshold of them, or every request would compact again.
 	n, kept := len(live), 0
@@ -278,8 +299,7 @@ func (p *flatPolicy) compact() {
 	if n <= 0 {
 		return
 	}
-	var sys []*Block
-	var old []*Block
+	var sys, old []*Block
 	for _, b := range live[:n] {
 		if b.Kind == BlockSystem {
 			sys = append(sys, b)
@@ -293,13 +313,12 @@ func (p *flatPolicy) compact() {
 	p.env.compactions++
 	sum := summarize(p.env, old, p.summaryMax)
 	rest := append([]*Block(nil), live[n:]...)
-	p.msgs = append(append(append(p.msgs[:0], sys...), sum), rest...)
-	p.head = 0
+	all := append([]*Block(nil), p.all[:p.npin]...)
+	all = append(append(append(all, sys...), sum), rest...)
+	p.all = all
+	p.touch(0)
 	p.tokens = 0
-	for _, b := range p.pinned {
-		p.tokens += b.Tokens
-	}
-	for _, b := range p.msgs {
+	for _, b := range p.all {
 		p.tokens += b.Tokens
 	}
 }
@@ -307,33 +326,33 @@ func (p *flatPolicy) compact() {
 // evictFurthest is Bélády's rule: while the list is over budget, evict the
 // block whose next use (a later probe of its content) is furthest away;
 // content never used again goes first, oldest first. The task and system
-// prompt are used by every request and go last.
+// prompt are used by every request and go last, newest first.
 func (p *flatPolicy) evictFurthest() {
-	for p.tokens > p.budget {
-		live := p.live()
-		best, bestNext := -1, -1
-		for i, b := range live {
+	for p.tokens > p.budget && len(p.all) > 0 {
+		best, bestNext := -1, math.MinInt
+		for i, b := range p.all {
+			var next int
 			if b.Kind == BlockTask || b.Kind == BlockSystem {
-				// Used by every request: a candidate only when nothing else is left.
-				if best < 0 {
-					best = i
+				next = -1 - i // used by every request
+			} else {
+				if b.nextUse < p.oracle.pos {
+					b.nextUse = p.oracle.nextUse(b.ID)
 				}
-				continue
+				next = b.nextUse
 			}
-			next := p.oracle.nextUse(b.ID)
 			if next > bestNext {
 				best, bestNext = i, next
 			}
 		}
-		if best < 0 {
-			return
-		}
-		b := live[best]
-		p.tokens -= b.Tokens
-		copy(p.msgs[p.head+1:p.head+best+1], p.msgs[p.head:p.head+best])
-		p.msgs[p.head] = nil
-		p.head++
+		p.tokens -= p.all[best].Tokens
 		p.env.evictions++
+		if best < p.npin {
+			p.npin--
+		}
+		copy(p.all[best:], p.all[best+1:])
+		p.all[len(p.all)-1] = nil
+		p.all = p.all[:len(p.all)-1]
+		p.touch(best)
 	}
 }
 

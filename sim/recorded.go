@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
@@ -18,6 +19,7 @@ type recordedPolicy struct {
 	recorded map[uint64]*Block
 	req      Request
 	sawExact bool
+	dirty    int // lowest list index changed since the last request
 }
 
 func (p *recordedPolicy) observe(ev *trace.Event) {
@@ -65,18 +67,23 @@ func (p *recordedPolicy) applyCompaction(ev *trace.Event) {
 		kept = append(kept, p.env.newBlock(BlockSummary, ev.ID, c.Summary, 0, ev.Facts))
 	}
 	p.list = kept
+	p.dirty = 0
 }
 
 func (p *recordedPolicy) request() *Request {
 	p.req.Marks = p.req.Marks[:0]
 	if p.next == nil {
-		p.req.Blocks = append(p.req.Blocks[:0], p.list...)
+		p.req.Blocks = p.list
+		p.req.same = p.dirty
+		p.dirty = math.MaxInt
 		p.req.Marks = flatMarks(p.req.Marks, p.req.Blocks)
 		return &p.req
 	}
+	p.dirty = 0
+	p.req.same = 0
 	r := p.next
 	p.next = nil
-	p.req.Blocks = p.req.Blocks[:0]
+	p.req.Blocks = nil
 	addBlock := func(kind BlockKind, b trace.Block) {
 		h := hashContent(kind, "", b.Text, 0)
 		blk, ok := p.recorded[h]

@@ -2,6 +2,9 @@ package sim
 
 import "errors"
 
+// regionsAvailable reports whether the region engine is built in.
+const regionsAvailable = false
+
 // newRegionPolicy builds the region-engine policy. The engine is being
 // written in parallel; until it lands this reports that it is unavailable.
 func newRegionPolicy(spec PolicySpec, e *env, budget int) (policy, error) {

@@ -47,7 +47,15 @@ type Block struct {
 	// its first copy had been evicted.
 	Refetched bool
 
-	stat *contentStat // per-content accumulators of the meters
+	// Meter state, kept on the block so that a request is walked once.
+	since            int   // first request of the block's current presence; -1 when absent
+	seenAt           int   // last request that listed the block after the common prefix
+	pendingTokens    int64 // tokens sent since the content was last used by a probe
+	pendingReprefill int64 // of which re-prefilled
+	sent             bool  // has been in a request
+	exempt           bool  // task and system content are never dead
+	taskState        uint8 // 0 unknown, 1 lacks the task text, 2 holds it
+	nextUse          int   // clairvoyant: position of the next probe using the content
 }
 
 // Has reports whether the block holds the fact: listed among its facts or, for
@@ -79,6 +87,9 @@ type Request struct {
 	Marks  []CacheMark
 	// Regions is the per-region occupancy (sorted by name) for region policies.
 	Regions []RegionTokens
+	// same is a policy's promise that its first same blocks are the very
+	// blocks of its previous request (0 promises nothing).
+	same int
 }
 
 // Tokens returns the request's total tokens.
@@ -96,13 +107,10 @@ type RegionTokens struct {
 	Tokens int
 }
 
-// contentStat accumulates, per content id, what the waste meters need.
+// contentStat is what the meters know of one content id.
 type contentStat struct {
-	pendingTokens    int64 // tokens sent since the content was last used by a probe
-	pendingReprefill int64 // of which re-prefilled
-	exempt           bool  // task and system content are never dead
-	sent             bool  // has been in a request
-	arrivedAt        int64 // env.arrived when the content first entered the context
+	arrivedAt int64    // env.arrived when the content first entered the context
+	blocks    []*Block // the blocks that carried it first-hand (not refetched copies)
 }
 
 func hashContent(kind BlockKind, id, text string, size int) uint64 {

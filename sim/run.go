@@ -135,7 +135,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
-		content: map[string]*contentStat{}, factIdx: map[string][]*contentStat{}}
+		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
 	var fut *future
 	if spec.Name == "clairvoyant" {
 		evs, err := readAll(ctx, src)
@@ -185,7 +185,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	if len(r.pending) > 0 {
 		// Probes after the last inference are asked of the context as it stands.
 		req := pol.request()
-		r.evalProbes(req)
+		r.evalProbes(req, false)
 	}
 	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
 	r.m.finish(&res.Metrics, r.clock)
@@ -377,7 +377,7 @@ func (r *runner) infer(ev *trace.Event) {
 		r.chargeSummaries()
 		reqTok, uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
 		_ = reqTok
-		misses := r.evalProbes(req)
+		misses := r.evalProbes(req, true)
 		var calls []trace.ToolCall
 		var results []*trace.Event
 		for _, p := range misses {
@@ -440,26 +440,29 @@ func (r *runner) chargeSummaries() {
 	r.clock += r.prof.TTFTBase + float64(in)/r.prof.PrefillTPS + float64(out)/r.prof.DecodeTPS
 }
 
-func (r *runner) evalProbes(req *Request) []pendingProbe {
+func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 	var misses []pendingProbe
 	for _, p := range r.pending {
 		hit := false
-		for _, b := range req.Blocks {
-			if b.Has(&p.probe) {
-				hit = true
-				break
+		if measured {
+			hit = r.m.present(req, &p.probe)
+		} else {
+			for i := 0; !hit && i < len(req.Blocks); i++ {
+				hit = req.Blocks[i].Has(&p.probe)
 			}
 		}
 		r.m.probe(&p, hit)
 		if !hit {
 			misses = append(misses, p)
 		}
-		// The content this probe needed was used: its earlier sends were not dead.
+		// The content this probe needed was used: its sends so far were not dead.
 		if st, ok := r.env.content[p.probe.Source]; ok {
-			st.pendingTokens, st.pendingReprefill = 0, 0
+			for _, b := range st.blocks {
+				r.m.used(b)
+			}
 		}
-		for _, st := range r.env.factIdx[p.probe.Fact] {
-			st.pendingTokens, st.pendingReprefill = 0, 0
+		for _, b := range r.env.factIdx[p.probe.Fact] {
+			r.m.used(b)
 		}
 	}
 	r.pending = r.pending[:0]
@@ -473,6 +476,7 @@ type meter struct {
 
 	taskText string
 	taskHash uint64
+	taskIn   int // blocks holding the task text in the current request
 
 	prev   []*Block
 	view   prefixView
@@ -488,12 +492,14 @@ type meter struct {
 	factProbes, factHits, refProbes int
 	refHits                         int
 	lost                            map[string]bool
+	memo                            map[string]*factMemo
 	depth                           map[int]*DepthBucket
 }
 
 func (m *meter) init(e *env, cm cacheModel) {
 	m.env, m.cache = e, cm
 	m.lost = map[string]bool{}
+	m.memo = map[string]*factMemo{}
 	m.depth = map[int]*DepthBucket{}
 }
 
@@ -502,31 +508,48 @@ func (m *meter) init(e *env, cm cacheModel) {
 func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
 	blocks := req.Blocks
 	n := len(blocks)
-	lcp := 0
+	m.requests++
+	r := m.requests
+	// The same blocks (by identity) as last time need no work; equal content
+	// (by hash) still counts as a common prefix.
+	lcpPtr := min(req.same, n, len(m.prev))
+	for lcpPtr < n && lcpPtr < len(m.prev) && blocks[lcpPtr] == m.prev[lcpPtr] {
+		lcpPtr++
+	}
+	lcp := lcpPtr
 	for lcp < n && lcp < len(m.prev) && blocks[lcp].Hash == m.prev[lcp].Hash {
 		lcp++
 	}
 	v := &m.view
-	v.chains = v.chains[:lcp]
-	v.cum = v.cum[:lcp]
+	v.chains, v.cum, v.rcum = v.chains[:lcpPtr], v.cum[:lcpPtr], v.rcum[:lcpPtr]
 	var h uint64
-	tot := 0
-	if lcp > 0 {
-		h, tot = v.chains[lcp-1], v.cum[lcp-1]
+	tot, rtot := 0, 0
+	if lcpPtr > 0 {
+		h, tot, rtot = v.chains[lcpPtr-1], v.cum[lcpPtr-1], v.rcum[lcpPtr-1]
 	}
-	for i := lcp; i < n; i++ {
-		h = chain(h, blocks[i].Hash)
-		tot += blocks[i].Tokens
+	for _, b := range blocks[lcpPtr:] {
+		h = chain(h, b.Hash)
+		tot += b.Tokens
+		if b.Refetched {
+			rtot += b.Tokens
+		}
 		v.chains = append(v.chains, h)
 		v.cum = append(v.cum, tot)
+		v.rcum = append(v.rcum, rtot)
+		b.seenAt = r
+		if b.since < 0 {
+			b.since = r
+			if m.taskText != "" && m.holdsTask(b) {
+				m.taskIn++
+			}
+		}
 	}
 	v.marks = req.Marks
 	stable := v.tokensThrough(lcp - 1)
 	if lcp < n && lcp < len(m.prev) {
 		stable += m.commonTokens(m.prev[lcp], blocks[lcp])
 	}
-	m.requests++
-	if m.requests > 1 && tot > 0 {
+	if r > 1 && tot > 0 {
 		m.ratios = append(m.ratios, float64(stable)/float64(tot))
 	}
 	m.sizes = append(m.sizes, int32(min(tot, math.MaxInt32)))
@@ -548,32 +571,33 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
 
 	// Waste: refetched content counts as refetch; other content is dead until
 	// a later probe uses it; what was sent before and missed the cache is
-	// re-prefill.
-	for i, b := range blocks {
-		st := b.stat
-		if b.Refetched {
-			m.refetch += int64(b.Tokens)
+	// re-prefill. Only blocks past the cache-read point are walked.
+	m.refetch += int64(v.rcum[n-1])
+	for i := sort.SearchInts(v.cum, use.Read+1); i < n; i++ {
+		b := blocks[i]
+		if !b.sent || b.Refetched {
 			continue
 		}
-		start := v.tokensThrough(i - 1)
-		if st.sent && v.cum[i] > use.Read {
-			part := int64(v.cum[i] - max(use.Read, start))
-			m.reprefill += part
-			if !st.exempt {
-				st.pendingReprefill += part
-			}
-		}
-		if !st.exempt {
-			st.pendingTokens += int64(b.Tokens)
+		part := int64(v.cum[i] - max(use.Read, v.tokensThrough(i-1)))
+		m.reprefill += part
+		if !b.exempt {
+			b.pendingReprefill += part
 		}
 	}
-	for i := lcp; i < n; i++ {
-		blocks[i].stat.sent = true
+	for _, b := range blocks[lcpPtr:] {
+		b.sent = true
+	}
+	// Presence intervals for dead waste: blocks of the previous request that
+	// are gone now close their interval.
+	for _, b := range m.prev[lcpPtr:] {
+		if b.seenAt != r && b.since >= 0 {
+			m.close(b, r)
+		}
 	}
 
 	// Task retention.
 	if m.taskText != "" {
-		if m.hasTask(blocks) {
+		if m.taskIn > 0 {
 			m.taskHits++
 		} else if m.firstLoss == 0 {
 			m.firstLoss = m.requests
@@ -583,22 +607,81 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
 		sink.Request(RequestSample{Index: m.requests, Time: now, RequestTokens: tot, StableTokens: stable,
 			CacheReadTokens: use.Read, Regions: req.Regions, Request: req})
 	}
-	m.prev = append(m.prev[:0], blocks...)
+	m.prev = append(m.prev[:lcpPtr], blocks[lcpPtr:]...)
 	return tot, tot - use.Read
 }
 
-func (m *meter) hasTask(blocks []*Block) bool {
-	for _, b := range blocks {
-		if b.Kind == BlockTask && b.Hash == m.taskHash {
+// factMemo remembers, per fact text, the last request whose blocks were
+// all searched for it and the blocks found to hold it, so that a fact probed
+// again is searched for only in blocks that arrived since.
+type factMemo struct {
+	scannedAt int
+	hits      []*Block
+}
+
+// present reports whether the measured request holds the probe's fact: a
+// block listing it, or its text verbatim in any block.
+func (m *meter) present(req *Request, p *trace.Probe) bool {
+	for _, b := range m.env.factIdx[p.Fact] {
+		if b.since >= 0 {
 			return true
 		}
 	}
-	for _, b := range blocks {
-		if len(b.Text) >= len(m.taskText) && containsText(b.Text, m.taskText) {
+	memo := m.memo[p.Text]
+	if memo == nil {
+		memo = &factMemo{scannedAt: -1}
+		m.memo[p.Text] = memo
+	}
+	for _, b := range memo.hits {
+		if b.since >= 0 {
 			return true
 		}
 	}
+	for _, b := range req.Blocks {
+		if b.since >= 0 && b.since <= memo.scannedAt {
+			continue // present at the last full search, and did not hold it
+		}
+		if b.Has(p) {
+			memo.hits = append(memo.hits, b)
+			return true
+		}
+	}
+	memo.scannedAt = m.requests
 	return false
+}
+
+// close ends block b's presence before request r: its requests since then
+// are pending dead tokens until a probe uses the content.
+func (m *meter) close(b *Block, r int) {
+	if !b.exempt && !b.Refetched && r > b.since {
+		b.pendingTokens += int64(b.Tokens) * int64(r-b.since)
+	}
+	if b.taskState == 2 {
+		m.taskIn--
+	}
+	b.since = -1
+}
+
+// used records that a probe at the current request used block b: its sends
+// so far, this request's included, were not dead.
+func (m *meter) used(b *Block) {
+	b.pendingTokens, b.pendingReprefill = 0, 0
+	if b.since >= 0 {
+		b.since = m.requests + 1
+	}
+}
+
+// holdsTask reports whether block b holds the whole task text, checking each
+// block once.
+func (m *meter) holdsTask(b *Block) bool {
+	if b.taskState == 0 {
+		b.taskState = 1
+		if (b.Kind == BlockTask && b.Hash == m.taskHash) ||
+			(len(b.Text) >= len(m.taskText) && containsText(b.Text, m.taskText)) {
+			b.taskState = 2
+		}
+	}
+	return b.taskState == 2
 }
 
 // commonTokens is the token length of the common prefix of two differing
@@ -666,13 +749,20 @@ func pct(num, den int64) float64 {
 func (m *meter) finish(out *Metrics, clock float64) {
 	// Content still waiting for a use at the end was dead in every request
 	// since its last use; its re-prefill is counted as dead instead.
+	for _, b := range m.prev {
+		if b.since >= 0 {
+			m.close(b, m.requests+1)
+		}
+	}
 	var dead, deadRep int64
 	for _, st := range m.env.content {
-		if st.exempt {
-			continue
+		for _, b := range st.blocks {
+			if b.exempt || b.Refetched {
+				continue
+			}
+			dead += b.pendingTokens
+			deadRep += b.pendingReprefill
 		}
-		dead += st.pendingTokens
-		deadRep += st.pendingReprefill
 	}
 	reprefill := m.reprefill - deadRep
 	n := int64(m.requests)

@@ -1,0 +1,35 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkRun is the simulator's speed: one 10,000-event run per iteration,
+// for each policy at windows of 32K, 200K and 1M, reported as events/s.
+func BenchmarkRun(b *testing.B) {
+	h, evs := randomWorkload(1, 5200)
+	evs = evs[:10000]
+	prof, err := LookupProfile("claude-sonnet-5.5")
+	if err != nil {
+		b.Fatal(err)
+	}
+	policies := []string{"flat", "flat-keep-system", "flat-compact", "flat-clear-tools", "unbounded", "clairvoyant", "as-recorded"}
+	if _, err := newRegionPolicy(PolicySpec{Name: "regions", Arg: "coder"}, nil, 0); err == nil || regionsAvailable {
+		policies = append(policies, "regions:coder")
+	}
+	for _, p := range policies {
+		for _, w := range []int{32768, 200000, 1000000} {
+			b.Run(fmt.Sprintf("policy=%s/window=%d", p, w), func(b *testing.B) {
+				cfg := Config{Policy: p, Model: prof, Window: w}
+				for b.Loop() {
+					if _, err := Run(context.Background(), SliceSource(h, evs), cfg); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package sim
+
+import (
+	"testing"
+)
+
+// view builds a request view of blocks with the given token sizes; ids name
+// the content (equal ids, equal content).
+func view(ids []int, tokens []int, marks ...CacheMark) *prefixView {
+	v := &prefixView{marks: marks}
+	var h uint64
+	tot := 0
+	for i, id := range ids {
+		h = chain(h, uint64(id)*0x9e3779b97f4a7c15+1)
+		tot += tokens[i]
+		v.chains = append(v.chains, h)
+		v.cum = append(v.cum, tot)
+	}
+	return v
+}
+
+func seq(from, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = from + i
+	}
+	return out
+}
+
+func repeat(tok, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = tok
+	}
+	return out
+}
+
+func TestAnthropicCache(t *testing.T) {
+	last := func(n int) CacheMark { return CacheMark{Index: n - 1, TTL: "5m"} }
+	t.Run("below the minimum nothing is cached", func(t *testing.T) {
+		c := &anthropicCache{min: 1024, entries: map[uint64]*antEntry{}}
+		for i := 0; i < 3; i++ {
+			got := c.serve(view(seq(1, 10), repeat(100, 10), last(10)), float64(i))
+			if got != (cacheUse{}) {
+				t.Fatalf("request %d: %+v, want nothing read or written (1,000 tokens < 1,024)", i, got)
+			}
+		}
+	})
+	t.Run("write then read at the breakpoint", func(t *testing.T) {
+		c := &anthropicCache{min: 1024, entries: map[uint64]*antEntry{}}
+		got := c.serve(view(seq(1, 10), repeat(200, 10), last(10)), 0)
+		if got != (cacheUse{Write5m: 2000}) {
+			t.Fatalf("first: %+v, want 2000 written", got)
+		}
+		got = c.serve(view(seq(1, 15), repeat(200, 15), last(15)), 10)
+		if got != (cacheUse{Read: 2000, Write5m: 1000}) {
+			t.Fatalf("second: %+v, want 2000 read and the 5 new blocks written", got)
+		}
+	})
+	t.Run("docs worked example: 10, 15, then 35 blocks misses", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
+		if got := c.serve(view(seq(1, 15), repeat(100, 15), last(15)), 1); got.Read != 1000 {
+			t.Fatalf("turn 2 read %d, want 1000 (entry at block 10)", got.Read)
+		}
+		// Blocks 35..16 are looked at; the entry at block 15 is outside.
+		if got := c.serve(view(seq(1, 35), repeat(100, 35), last(35)), 2); got.Read != 0 || got.Write5m != 3500 {
+			t.Fatalf("turn 3: %+v, want a miss and 3500 written", got)
+		}
+	})
+	t.Run("exactly 20 positions back still hits", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
+		if got := c.serve(view(seq(1, 29), repeat(100, 29), last(29)), 1); got.Read != 1000 {
+			t.Fatalf("read %d, want 1000: block 10 is the 20th position back from 29", got.Read)
+		}
+	})
+	t.Run("a change more than 20 blocks before the breakpoint misses", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		ids := seq(1, 40)
+		c.serve(view(ids, repeat(100, 40), last(40)), 0)
+		changed := append([]int(nil), ids...)
+		changed[15] = 999 // 25 blocks before the breakpoint at 40
+		if got := c.serve(view(changed, repeat(100, 40), last(40)), 1); got.Read != 0 {
+			t.Fatalf("read %d, want 0", got.Read)
+		}
+	})
+	t.Run("a second breakpoint before the change keeps the prefix", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		ids := seq(1, 40)
+		c.serve(view(ids, repeat(100, 40), CacheMark{Index: 9, TTL: "5m"}, last(40)), 0)
+		changed := append([]int(nil), ids...)
+		changed[15] = 999
+		got := c.serve(view(changed, repeat(100, 40), CacheMark{Index: 9, TTL: "5m"}, last(40)), 1)
+		if got.Read != 1000 || got.Write5m != 3000 {
+			t.Fatalf("%+v, want 1000 read at the system breakpoint and 3000 written", got)
+		}
+	})
+	t.Run("a 6-minute idle gap expires a 5-minute entry", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
+		if got := c.serve(view(seq(1, 11), repeat(100, 11), last(11)), 360); got.Read != 0 {
+			t.Fatalf("read %d after 6 minutes, want 0", got.Read)
+		}
+	})
+	t.Run("a hit refreshes the TTL", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
+		// 4 minutes later: hit, refreshed; 8 minutes after the write (4 after
+		// the hit) it still hits.
+		v := view(seq(1, 10), repeat(100, 10), last(10))
+		if got := c.serve(v, 240); got.Read != 1000 {
+			t.Fatalf("read %d at 4 min", got.Read)
+		}
+		if got := c.serve(v, 480); got.Read != 1000 {
+			t.Fatalf("read %d at 8 min, want the refreshed entry", got.Read)
+		}
+	})
+	t.Run("a 1-hour entry survives the gap", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		got := c.serve(view(seq(1, 10), repeat(100, 10), CacheMark{Index: 9, TTL: "1h"}), 0)
+		if got != (cacheUse{Write1h: 1000}) {
+			t.Fatalf("%+v, want a 1h write of 1000", got)
+		}
+		if got := c.serve(view(seq(1, 10), repeat(100, 10), CacheMark{Index: 9, TTL: "1h"}), 1800); got.Read != 1000 {
+			t.Fatalf("read %d after 30 min", got.Read)
+		}
+	})
+	t.Run("mixed TTLs bill 1h up to the last 1h breakpoint, 5m after", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		got := c.serve(view(seq(1, 10), repeat(100, 10), CacheMark{Index: 3, TTL: "1h"}, CacheMark{Index: 9, TTL: "5m"}), 0)
+		if got != (cacheUse{Write1h: 400, Write5m: 600}) {
+			t.Fatalf("%+v, want 400 at 1h and 600 at 5m", got)
+		}
+	})
+	t.Run("at most 4 breakpoints", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		var marks []CacheMark
+		for i := 0; i < 6; i++ {
+			marks = append(marks, CacheMark{Index: i, TTL: "5m"})
+		}
+		c.serve(view(seq(1, 6), repeat(100, 6), marks...), 0)
+		if c.Dropped != 2 {
+			t.Fatalf("dropped %d, want 2", c.Dropped)
+		}
+		if len(c.entries) != 4 {
+			t.Fatalf("%d entries, want 4", len(c.entries))
+		}
+	})
+	t.Run("no breakpoint, no caching", func(t *testing.T) {
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c.serve(view(seq(1, 10), repeat(100, 10)), 0)
+		if got := c.serve(view(seq(1, 10), repeat(100, 10)), 1); got != (cacheUse{}) {
+			t.Fatalf("%+v", got)
+		}
+	})
+}
+
+func TestOpenAICache(t *testing.T) {
+	newC := func() *autoCache { return &autoCache{min: 1024, step: 128, ttl: 600, entries: map[uint64]*float64{}} }
+	t.Run("below 1,024 tokens nothing is cached", func(t *testing.T) {
+		c := newC()
+		c.serve(view(seq(1, 10), repeat(100, 10)), 0)
+		if got := c.serve(view(seq(1, 10), repeat(100, 10)), 1); got != (cacheUse{}) {
+			t.Fatalf("%+v", got)
+		}
+	})
+	t.Run("hits come in 128-token steps", func(t *testing.T) {
+		c := newC()
+		c.serve(view(seq(1, 10), repeat(150, 10)), 0) // 1,500 tokens
+		got := c.serve(view(append(seq(1, 10), 77), append(repeat(150, 10), 500)), 1)
+		if got.Read != 1408 { // 1,500 rounded down to 11 × 128
+			t.Fatalf("read %d, want 1408", got.Read)
+		}
+		if got.Read+got.Write5m != 2000 {
+			t.Fatalf("read+write %d, want the whole 2000", got.Read+got.Write5m)
+		}
+	})
+	t.Run("a shared prefix under the minimum is not read", func(t *testing.T) {
+		c := newC()
+		c.serve(view(seq(1, 12), repeat(100, 12)), 0)
+		got := c.serve(view(append(seq(1, 5), seq(50, 10)...), repeat(100, 15)), 1)
+		if got.Read != 0 {
+			t.Fatalf("read %d, want 0: 500 shared tokens < 1,024", got.Read)
+		}
+	})
+	t.Run("entries expire after the idle lifetime", func(t *testing.T) {
+		c := newC()
+		c.serve(view(seq(1, 20), repeat(100, 20)), 0)
+		if got := c.serve(view(seq(1, 20), repeat(100, 20)), 601); got.Read != 0 {
+			t.Fatalf("read %d after 601 s", got.Read)
+		}
+	})
+}
+
+func TestVLLMCache(t *testing.T) {
+	t.Run("hits in whole 16-token blocks", func(t *testing.T) {
+		c := newVLLMCache(16, 100000)
+		c.serve(view(seq(1, 3), []int{10, 10, 10}), 0)
+		got := c.serve(view(append(seq(1, 3), 9), []int{10, 10, 10, 5}), 1)
+		if got.Read != 16 {
+			t.Fatalf("read %d, want 16 (30 shared tokens = one full block)", got.Read)
+		}
+	})
+	t.Run("LRU at the capacity evicts the request tail first", func(t *testing.T) {
+		c := newVLLMCache(16, 320)
+		c.serve(view(seq(1, 2), []int{160, 160}), 0) // fills the cache
+		c.serve(view(seq(10, 1), []int{160}), 1)     // evicts one block
+		// The tail of the first request (block 2) went first; its head stays.
+		if got := c.serve(view(seq(1, 1), []int{160}), 2); got.Read != 160 {
+			t.Fatalf("read %d, want the first request's head (160) still cached", got.Read)
+		}
+	})
+	t.Run("an evicted middle block breaks the chain", func(t *testing.T) {
+		c := newVLLMCache(16, 1000)
+		c.serve(view(seq(1, 3), []int{160, 160, 160}), 0)
+		delete(c.m, view(seq(1, 2), []int{160, 160}).chains[1])
+		if got := c.serve(view(seq(1, 3), []int{160, 160, 160}), 1); got.Read != 160 {
+			t.Fatalf("read %d, want only the first block", got.Read)
+		}
+	})
+}
+
+func TestParseCacheKind(t *testing.T) {
+	for _, k := range []CacheKind{CacheNone, CacheAnthropic, CacheOpenAI, CacheVLLM} {
+		got, err := ParseCacheKind(k.String())
+		if err != nil || got != k {
+			t.Errorf("ParseCacheKind(%q) = %v, %v", k.String(), got, err)
+		}
+	}
+	if _, err := ParseCacheKind("redis"); err == nil {
+		t.Error("ParseCacheKind(redis) succeeded")
+	}
+}

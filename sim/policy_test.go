@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/sim/trace"
+)
+
+func newTestPolicy(t *testing.T, spec string, window int) (policy, *env) {
+	t.Helper()
+	ps, err := ParsePolicy(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := testProfile("none")
+	tok, _ := NewTokenizer("bytes/4")
+	e := &env{tok: tok, prof: prof, window: window, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	p, err := newPolicy(ps, e, &future{uses: map[string][]int{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, e
+}
+
+func feed(p policy, b *tb) {
+	for i := range b.evs {
+		p.observe(&b.evs[i])
+	}
+}
+
+// Each flat policy keeps exactly the messages its peer would. Window 1000:
+// reserve min(20K, max output 100, 250) = 100, budget 900.
+func TestFlatPoliciesKeep(t *testing.T) {
+	// s(100) t(100) then u1..u5 of 150 tokens: 950 in all.
+	b := (&tb{}).system("s", 100).task("t", 100)
+	for i := 1; i <= 5; i++ {
+		b.user(name("u", i), 150)
+	}
+	cases := []struct {
+		spec, want string
+	}{
+		// A plain chat loop drops the oldest message, whatever it is.
+		{"flat", "t u1 u2 u3 u4 u5"},
+		// LangChain trimMessages(strategy="last", includeSystem): the system
+		// message stays, then the longest suffix that fits (here the task too).
+		{"flat-keep-system", "s t u2 u3 u4 u5"},
+		{"unbounded", "s t u1 u2 u3 u4 u5"},
+	}
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			p, _ := newTestPolicy(t, c.spec, 1000)
+			feed(p, b)
+			if got := ids(p.request()); got != c.want {
+				t.Errorf("request = %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// clear_tool_uses: past the trigger, every tool result but the last keep is
+// replaced by the placeholder; the call stays.
+func TestFlatClearTools(t *testing.T) {
+	b := (&tb{}).task("t", 50)
+	for i := 1; i <= 4; i++ {
+		b.call(name("a", i), name("c", i), 1).result(name("r", i), name("c", i), 100)
+	}
+	p, e := newTestPolicy(t, "flat-clear-tools(trigger=300,keep=2)", 100000)
+	feed(p, b)
+	req := p.request()
+	if got, want := ids(req), "t a1 r1#cleared a2 r2#cleared a3 r3 a4 r4"; got != want {
+		t.Fatalf("request = %s, want %s", got, want)
+	}
+	if req.Blocks[2].Text != clearedPlaceholder || req.Blocks[2].Kind != BlockPlaceholder {
+		t.Errorf("placeholder block = %+v", req.Blocks[2])
+	}
+	if e.evictions != 2 {
+		t.Errorf("evictions = %d, want 2", e.evictions)
+	}
+	// Under the trigger nothing is cleared.
+	p, _ = newTestPolicy(t, "flat-clear-tools(trigger=100000,keep=2)", 200000)
+	feed(p, b)
+	if got := ids(p.request()); strings.Contains(got, "cleared") {
+		t.Errorf("cleared under the trigger: %s", got)
+	}
+}
+
+// flat-compact: past the threshold, everything but the system prompt and the
+// last keep messages becomes one summary that keeps the task and the facts.
+func TestFlatCompact(t *testing.T) {
+	fact := trace.Fact{ID: "f", Text: "the port is 8443"}
+	b := (&tb{}).system("s", 50).task("t", 50)
+	b.user("u1", 100, fact)
+	b.evs[len(b.evs)-1].Text = "the port is 8443" + strings.Repeat(".", 384)
+	for i := 2; i <= 6; i++ {
+		b.user(name("u", i), 100)
+	}
+	p, e := newTestPolicy(t, "flat-compact(threshold=500,keep=2)", 100000)
+	feed(p, b)
+	req := p.request()
+	if got, want := ids(req), "s summary#1 u5 u6"; got != want {
+		t.Fatalf("request = %s, want %s", got, want)
+	}
+	sum := req.Blocks[1]
+	if !strings.Contains(sum.Text, text("t", 50)) {
+		t.Error("summary lost the task text")
+	}
+	if !sum.Has(&trace.Probe{Fact: "f", Text: fact.Text}) {
+		t.Error("summary lost the fact")
+	}
+	if e.compactions != 1 || e.sumIn != 50+600-200 {
+		t.Errorf("compactions %d, summariser input %d; want 1 and %d", e.compactions, e.sumIn, 50+600-200)
+	}
+	if sum.Tokens > summaryMaxTokens {
+		t.Errorf("summary of %d tokens", sum.Tokens)
+	}
+}
+
+// Bélády: over budget, evict content never probed again before content
+// probed soon.
+func TestClairvoyantEvictsFurthest(t *testing.T) {
+	b := (&tb{}).task("t", 100).user("u1", 300).user("u2", 300).user("u3", 300)
+	p, _ := newTestPolicy(t, "clairvoyant", 1000) // budget 900
+	fp := p.(*flatPolicy)
+	fp.oracle.uses["u1"] = []int{10}
+	fp.oracle.uses["u3"] = []int{20}
+	feed(p, b)
+	if got, want := ids(p.request()), "t u1 u3"; got != want {
+		t.Errorf("request = %s, want %s (u2 is never used again)", got, want)
+	}
+	// A later request: u4 is never used and goes first.
+	feed(p, (&tb{}).user("u4", 300))
+	if got, want := ids(p.request()), "t u1 u3"; got != want {
+		t.Errorf("request = %s, want %s", got, want)
+	}
+	// Once the position passes u1's use, u1 is never used again.
+	fp.oracle.pos = 11
+	feed(p, (&tb{}).user("u5", 300))
+	if got, want := ids(p.request()), "t u3 u5"; got != want {
+		t.Errorf("request = %s, want %s", got, want)
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	good := []struct {
+		in   string
+		name string
+		arg  string
+		n    int
+	}{
+		{"flat", "flat", "", 0},
+		{"flat-compact(threshold=150000)", "flat-compact", "", 1},
+		{"flat-clear-tools(trigger=1000, keep=5)", "flat-clear-tools", "", 2},
+		{"regions:coder", "regions", "coder", 0},
+		{"regions:../bp/agent.leviath(reserve=100)", "regions", "../bp/agent.leviath", 1},
+		{"clairvoyant()", "clairvoyant", "", 0},
+	}
+	for _, c := range good {
+		t.Run(c.in, func(t *testing.T) {
+			s, err := ParsePolicy(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name != c.name || s.Arg != c.arg || len(s.Params) != c.n {
+				t.Errorf("got %+v", s)
+			}
+		})
+	}
+	bad := []struct{ in, mention string }{
+		{"lru", "unknown policy"},
+		{"flat(window=3)", "window"},
+		{"flat-compact(threshold=lots)", "threshold"},
+		{"flat-compact(threshold=-1)", "threshold"},
+		{"flat-compact(threshold=1,threshold=2)", "given twice"},
+		{"flat-compact(threshold)", "key=value"},
+		{"flat-compact(threshold=1", "missing ')'"},
+		{"regions:", "blueprint"},
+		{"regions", "blueprint"},
+		{"unbounded(reserve=1)", "reserve"},
+	}
+	for _, c := range bad {
+		t.Run(c.in, func(t *testing.T) {
+			_, err := ParsePolicy(c.in)
+			if err == nil || !strings.Contains(err.Error(), c.mention) {
+				t.Errorf("error %v, want one naming %q", err, c.mention)
+			}
+		})
+	}
+}
+
+func FuzzParsePolicy(f *testing.F) {
+	for _, s := range []string{"flat", "flat-compact(threshold=1,keep=2)", "regions:coder", "x(", "(=)", "flat-clear-tools(trigger=9999999999999999999999)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := ParsePolicy(s)
+		if err != nil {
+			return
+		}
+		if !contains(Policies(), spec.Name) {
+			t.Fatalf("accepted unknown policy %q", spec.Name)
+		}
+		for k := range spec.Params {
+			if spec.Int(k, -1) < 0 {
+				t.Fatalf("parameter %s accepted as %q", k, spec.Params[k])
+			}
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/sim/trace"
+)
+
+// randomWorkload is an agent session: tool calls with results of random
+// sizes (some elided, some with text), user turns, facts planted in both and
+// probed later.
+func randomWorkload(seed uint64, turns int) (trace.Header, []trace.Event) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var evs []trace.Event
+	t := 0.0
+	n := 0
+	id := func(p string) string { n++; return fmt.Sprintf("%s%d", p, n) }
+	add := func(ev trace.Event) { t += rng.Float64() * 20; ev.T = t; evs = append(evs, ev) }
+	add(trace.Event{Kind: trace.KindSystem, ID: id("s"), Text: "system prompt " + fmt.Sprint(seed)})
+	add(trace.Event{Kind: trace.KindTask, ID: id("t"), Text: fmt.Sprintf("task %d: do the thing carefully", seed)})
+	type planted struct {
+		f   trace.Fact
+		src string
+		re  *trace.ToolCall
+	}
+	var facts []planted
+	for i := 0; i < turns; i++ {
+		switch rng.IntN(5) {
+		case 0:
+			f := trace.Fact{ID: id("f"), Text: fmt.Sprintf("fact-%d-%x", i, rng.Uint32())}
+			uid := id("u")
+			add(trace.Event{Kind: trace.KindUser, ID: uid, Text: "remember " + f.Text, Facts: []trace.Fact{f}})
+			facts = append(facts, planted{f, uid, nil})
+		default:
+			call := trace.ToolCall{ID: id("c"), Name: "read_file"}
+			add(trace.Event{Kind: trace.KindAssistant, ID: id("a"), ToolCalls: []trace.ToolCall{call}, OutputTokens: 20})
+			ev := trace.Event{Kind: trace.KindToolResult, ID: id("r"), Tool: "read_file", CallID: call.ID, Size: 200 + rng.IntN(8000)}
+			if rng.IntN(3) == 0 {
+				f := trace.Fact{ID: id("f"), Text: fmt.Sprintf("value-%d-%x", i, rng.Uint32())}
+				ev.Facts = []trace.Fact{f}
+				re := call
+				facts = append(facts, planted{f, ev.ID, &re})
+			}
+			add(ev)
+		}
+		if len(facts) > 0 && rng.IntN(3) == 0 {
+			p := facts[rng.IntN(len(facts))]
+			add(trace.Event{Kind: trace.KindProbe, ID: id("p"), Probe: &trace.Probe{Fact: p.f.ID, Text: p.f.Text, Source: p.src, Refetch: p.re}})
+			add(trace.Event{Kind: trace.KindAssistant, ID: id("a"), Text: "ok", OutputTokens: 5})
+		}
+	}
+	add(trace.Event{Kind: trace.KindAssistant, ID: id("a"), Text: "done", OutputTokens: 5})
+	return trace.Header{Schema: trace.Schema, Version: 1, Workload: "random", Seed: seed}, evs
+}
+
+func runRandom(t testing.TB, seed uint64, turns int, cfg Config) *Result {
+	t.Helper()
+	h, evs := randomWorkload(seed, turns)
+	res, err := Run(context.Background(), SliceSource(h, evs), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestPropertyUnboundedRecallsAll(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		res := runRandom(t, seed, 120, Config{Policy: "unbounded", Model: testProfile("anthropic"), Window: 4096})
+		if got := res.Metrics.Get("fact_recall_pct"); got != 100 && !near(got, 100) {
+			t.Errorf("seed %d: unbounded recall %v", seed, got)
+		}
+		if res.Metrics.Get("evictions") != 0 || res.Metrics.Get("lost_facts") != 0 {
+			t.Errorf("seed %d: unbounded evicted or lost", seed)
+		}
+	}
+}
+
+func TestPropertyClairvoyantBound(t *testing.T) {
+	eviction := []string{"flat", "flat-keep-system", "flat-clear-tools"}
+	for seed := uint64(1); seed <= 30; seed++ {
+		for _, w := range []int{8192, 16384, 32768} {
+			cfg := Config{Model: testProfile("none"), Window: w, NoRefetch: true}
+			cfg.Policy = "clairvoyant"
+			best := runRandom(t, seed, 150, cfg).Metrics.Get("fact_recall_pct")
+			for _, p := range eviction {
+				cfg.Policy = p
+				got := runRandom(t, seed, 150, cfg).Metrics.Get("fact_recall_pct")
+				if got > best+1e-9 {
+					t.Errorf("seed %d window %d: %s recall %.2f > clairvoyant %.2f", seed, w, p, got, best)
+				}
+			}
+		}
+	}
+}
+
+func TestPropertyDeterministic(t *testing.T) {
+	for _, p := range []string{"flat", "flat-compact", "flat-clear-tools", "clairvoyant", "unbounded"} {
+		t.Run(p, func(t *testing.T) {
+			cfg := Config{Policy: p, Model: testProfile("openai"), Window: 16384, Seed: 3}
+			a := mustJSON(t, runRandom(t, 3, 200, cfg))
+			prev := runtime.GOMAXPROCS(1)
+			b := mustJSON(t, runRandom(t, 3, 200, cfg))
+			runtime.GOMAXPROCS(max(2, prev))
+			c := mustJSON(t, runRandom(t, 3, 200, cfg))
+			runtime.GOMAXPROCS(prev)
+			if a != b || a != c {
+				t.Errorf("runs differ:\n%s\n%s\n%s", a, b, c)
+			}
+		})
+	}
+}
