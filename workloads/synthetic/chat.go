@@ -28,6 +28,9 @@ type ChatParams struct {
 }
 
 func (p *ChatParams) validate() error {
+	if p.ErrorShare != 0 {
+		return keyErr("error_share", "%v: want 0: chat makes no tool calls", p.ErrorShare)
+	}
 	for _, e := range []error{
 		p.Common.check(),
 		p.Probes.check(),

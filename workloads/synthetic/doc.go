@@ -38,9 +38,16 @@
 // end are context ops (context_write, context_append) with args
 // {"region", "content"}.
 //
+// A stage's turns usually make one tool call; parallel_share of them batch 2
+// to 4 calls of one tool, whose results follow the turn in call order.
+// error_share of calls fail: the result is a short error (IsError) without the
+// content or its facts.
+//
 // Time is virtual: a tool result's Latency is the tool's execution time, a
 // user turn's is the think time, and an assistant event advances the clock by
-// a nominal 1 s + output tokens / 80 (the simulator models inference itself).
+// a nominal 1 s + output tokens / 80 (the simulator models inference itself);
+// the calls of one turn run in parallel, each result arriving its latency
+// after the turn.
 // Generation is deterministic: the same parameters and seed give the same
 // events, byte for byte.
 package synthetic

@@ -170,10 +170,14 @@ func (g *gen) call(name string, args any) trace.ToolCall {
 
 // toolResult emits the result of call. refetch says whether calling it again
 // would fetch the facts again.
-func (g *gen) toolResult(call trace.ToolCall, text string, facts []trace.Fact, ref string, refetch, isErr bool) error {
+//
+// start is when the call was issued: calls of one turn run in parallel, so
+// each result arrives its latency after start (or after the previous result,
+// since a trace's times never go back).
+func (g *gen) toolResult(start float64, call trace.ToolCall, text string, facts []trace.Fact, ref string, refetch, isErr bool) error {
 	lat, _ := g.c.Latency.of(call.Name)
 	d := lat.Draw(g.rng)
-	g.t = round3(g.t + d)
+	g.t = round3(math.Max(g.t, start+d))
 	e := &trace.Event{Kind: trace.KindToolResult, ID: g.id("r"), T: g.t, Tool: call.Name, CallID: call.ID,
 		Text: text, Facts: facts, IsError: isErr, Latency: round3(d)}
 	if g.c.ElideOverBytes > 0 && len(text) > g.c.ElideOverBytes {

@@ -37,6 +37,9 @@ func (p *NeedleParams) validate() error {
 			return e
 		}
 	}
+	if p.ErrorShare != 0 {
+		return keyErr("error_share", "%v: want 0: a failed read would move the needles off their depths", p.ErrorShare)
+	}
 	if len(p.DepthsTokens) == 0 || len(p.DepthsTokens) > maxCount {
 		return keyErr("depths_tokens", "%d depths: want 1..%d", len(p.DepthsTokens), maxCount)
 	}
@@ -108,7 +111,7 @@ func (p *NeedleParams) generate(g *gen) error {
 			lines = append(lines, "// "+f.Text)
 		}
 		fr := rand.New(rand.NewPCG(g.seed, r.Uint64()))
-		if err := g.toolResult(call, codeFile(fr, path, size, lines), inFile, path, true, false); err != nil {
+		if err := g.toolResult(g.t, call, codeFile(fr, path, size, lines), inFile, path, true, false); err != nil {
 			return err
 		}
 	}

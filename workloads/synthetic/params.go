@@ -83,6 +83,9 @@ type Common struct {
 	OutputTokens LogNormal `toml:"output_tokens"`
 	// Latency is each tool's execution time.
 	Latency Latency `toml:"latency_seconds"`
+	// ErrorShare of tool calls fail: the result is a short error message
+	// (IsError) and carries none of the content.
+	ErrorShare float64 `toml:"error_share"`
 	// Task controls the task event.
 	Task TaskParams `toml:"task"`
 }
@@ -158,6 +161,9 @@ type Stage struct {
 	Steps int `toml:"steps"`
 	// Tools weighs the tools the stage calls (canonical names).
 	Tools map[string]float64 `toml:"tools"`
+	// ParallelShare of the stage's turns issue 2 to 4 calls of one tool at
+	// once, as agents batch reads and fetches.
+	ParallelShare float64 `toml:"parallel_share"`
 	// UserTurns at the end of the stage (an approval, a correction); each
 	// user turn may state a fact.
 	UserTurns int `toml:"user_turns"`
@@ -356,6 +362,9 @@ func (c *Common) check() error {
 	if err := c.OutputTokens.checkBounded("output_tokens", maxOutputToks); err != nil {
 		return err
 	}
+	if err := checkShare("error_share", c.ErrorShare); err != nil {
+		return err
+	}
 	if c.Task.Facts < 0 || c.Task.Facts > 100 {
 		return keyErr("task.facts", "%d: want 0..100", c.Task.Facts)
 	}
@@ -431,6 +440,9 @@ func checkStages(stages []Stage, tools []string) error {
 			if st.Steps > 0 && !(total > 0) {
 				return keyErr(k+".tools", "all weights are 0")
 			}
+		}
+		if err := checkShare(k+".parallel_share", st.ParallelShare); err != nil {
+			return err
 		}
 		if st.UserTurns < 0 || st.UserTurns > maxCount {
 			return keyErr(k+".user_turns", "%d: want 0..%d", st.UserTurns, maxCount)

@@ -36,7 +36,8 @@ type step struct {
 // tool steps (with probe rounds every probes.Every steps), its context ops
 // and its user turns; then the final probe round and the closing turn.
 func (g *gen) runStages(stages []Stage, probes Probes, w world) error {
-	n := 0
+	n := 0 // tool calls so far
+	nextProbe := probes.Every
 	afterFanOut := false
 	for i, st := range stages {
 		tr := st.Transition
@@ -63,23 +64,45 @@ func (g *gen) runStages(stages []Stage, probes Probes, w world) error {
 		if st.Steps > 0 {
 			steps = g.scaled(st.Steps, 1)
 		}
-		for range steps {
-			if probes.Every > 0 && n > 0 && n%probes.Every == 0 {
+		for done := 0; done < steps; {
+			if probes.Every > 0 && n >= nextProbe {
 				if err := g.probeRound(probes.PerRound, false); err != nil {
 					return err
 				}
+				for nextProbe <= n {
+					nextProbe += probes.Every
+				}
 			}
-			s, err := w.tool(g, pickWeighted(g.rng, keys, st.Tools), n)
-			if err != nil {
+			// One turn: usually one call, sometimes a batch of 2 to 4 calls
+			// of one tool at once (parallel reads, fetches).
+			k := 1
+			if g.rng.Float64() < st.ParallelShare {
+				k = min(2+g.rng.IntN(3), steps-done)
+			}
+			tool := pickWeighted(g.rng, keys, st.Tools)
+			batch := make([]step, k)
+			calls := make([]trace.ToolCall, k)
+			for j := range batch {
+				s, err := w.tool(g, tool, n+j)
+				if err != nil {
+					return err
+				}
+				if g.rng.Float64() < g.c.ErrorShare {
+					s = failed(g, s)
+				}
+				batch[j], calls[j] = s, s.call
+			}
+			if err := g.assistant(batch[0].say, calls); err != nil {
 				return err
 			}
-			if err := g.assistant(s.say, []trace.ToolCall{s.call}); err != nil {
-				return err
+			start := g.t
+			for _, s := range batch {
+				if err := g.toolResult(start, s.call, s.text, s.facts, s.ref, s.refetch, s.isErr); err != nil {
+					return err
+				}
 			}
-			if err := g.toolResult(s.call, s.text, s.facts, s.ref, s.refetch, s.isErr); err != nil {
-				return err
-			}
-			n++
+			n += k
+			done += k
 		}
 		for _, op := range st.Ops {
 			if err := g.notes(st.Name, op, g.factsSince(from)); err != nil {
@@ -126,4 +149,23 @@ func (g *gen) fanOut(f *FanOut, w world) error {
 		}
 	}
 	return nil
+}
+
+// failed turns a step into a failed call: an error the tool reports, with
+// none of the content (and so none of the facts) the call would have fetched.
+func failed(g *gen, s step) step {
+	r := g.rng
+	var msg string
+	switch s.call.Name {
+	case "read_file", "list_dir", "edit_file", "write_file":
+		msg = fmt.Sprintf("Error: %s: %s", pick(r, []string{"EACCES: permission denied", "ENOENT: no such file or directory", "file is too large to read in one call; pass offset and limit"}), s.ref)
+	case "bash":
+		msg = fmt.Sprintf("exit status %d\nerror: %s", pick(r, []int{1, 2, 124, 137}), pick(r, []string{"command timed out after 120s", "cannot allocate memory", "signal: killed"}))
+	case "web_fetch", "web_search":
+		msg = fmt.Sprintf("Error: %s", pick(r, []string{"403 Forbidden", "429 Too Many Requests", "request timed out after 30s", "503 Service Unavailable"}))
+	default:
+		msg = "Error: the tool failed"
+	}
+	s.text, s.facts, s.ref, s.refetch, s.isErr = msg, nil, "", false, true
+	return s
 }

@@ -497,23 +497,72 @@ tools = { read_file = 1, bash = 1 }
 	}
 }
 
+// TestScale checks that scale multiplies the work: tool calls and user turns
+// (token totals follow, but with log-normal sizes they are noisy at a
+// quarter of the default run).
 func TestScale(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			total := func(scale string) int {
-				evs := must(run(t, name, 1, "scale = "+scale))
-				_, n := depths(evs)
-				if name == "burst" { // the giant read is sized by its window, not by scale
-					big := slices.MaxFunc(evs, func(a, b *trace.Event) int { return a.Bytes() - b.Bytes() })
-					n -= tokens(big.Bytes())
+			work := func(scale string) int {
+				n := 0
+				for _, e := range must(run(t, name, 1, "scale = "+scale)) {
+					if e.Kind == trace.KindToolResult || e.Kind == trace.KindUser || e.Kind == trace.KindContextOp {
+						n++
+					}
 				}
 				return n
 			}
-			small, big := total("0.5"), total("2")
-			if r := float64(big) / float64(small); r < 2.5 || r > 6 {
-				t.Errorf("scale 2 gives %d tokens, scale 0.5 gives %d: ratio %.2f, want about 4", big, small, r)
+			small, big := work("0.5"), work("2")
+			if r := float64(big) / float64(small); r < 3.2 || r > 4.8 {
+				t.Errorf("scale 2 gives %d calls and turns, scale 0.5 gives %d: ratio %.2f, want about 4", big, small, r)
 			}
 		})
+	}
+}
+
+func TestFailedCalls(t *testing.T) {
+	t.Run("all fail", func(t *testing.T) {
+		for _, e := range must(run(t, "coder", 1, "error_share = 1\nscale = 0.2")) {
+			if e.Kind == trace.KindToolResult && (!e.IsError || len(e.Facts) > 0 || len(e.Text) > 200) {
+				t.Errorf("%s: is_error %v, %d facts, %d bytes: want a short error and no facts", e.ID, e.IsError, len(e.Facts), len(e.Text))
+			}
+		}
+	})
+	t.Run("default", func(t *testing.T) {
+		n := 0
+		for _, e := range must(run(t, "coder", 1, "")) {
+			if e.IsError {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Error("no failed calls at error_share 0.03 over 100+ calls")
+		}
+	})
+}
+
+// TestParallelCalls checks batched turns: every call of an assistant turn
+// gets its result, in order, before the next turn, never earlier than the
+// turn itself.
+func TestParallelCalls(t *testing.T) {
+	evs := must(run(t, "researcher", 1, ""))
+	batches := 0
+	for i, e := range evs {
+		if e.Kind != trace.KindAssistant || len(e.ToolCalls) == 0 {
+			continue
+		}
+		if len(e.ToolCalls) > 1 {
+			batches++
+		}
+		for j, c := range e.ToolCalls {
+			r := evs[i+1+j]
+			if r.Kind != trace.KindToolResult || r.CallID != c.ID || r.Tool != c.Name || r.T < e.T {
+				t.Fatalf("%s: call %d (%s) answered by %s %s %q at %v", e.ID, j, c.ID, r.Kind, r.ID, r.CallID, r.T)
+			}
+		}
+	}
+	if batches == 0 {
+		t.Error("no turn with parallel calls")
 	}
 }
 
@@ -556,6 +605,8 @@ func TestBadParams(t *testing.T) {
 		{"workload mismatch", "chat", "workload = \"coder\"\n", 1, "workload: \"coder\", but the file is read as workload \"chat\""},
 		{"depth beyond total", "needle", "total_tokens = 100\ndepths_tokens = [5, 500]\n", 2, "depths_tokens[1] = 500"},
 		{"giant share", "burst", "[giant]\nshare = 0\n", 2, "giant.share"},
+		{"errors in chat", "chat", "error_share = 0.1\n", 1, "chat makes no tool calls"},
+		{"parallel share", "coder", "[[stages]]\nname = \"x\"\nsteps = 2\ntools = { bash = 1 }\nparallel_share = 2\n", 5, "stages[0].parallel_share: 2: want a share in [0, 1]"},
 		{"no workload", "", "scale = 2\n", 1, "workload: missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
