@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -74,12 +75,18 @@ func anthContent(raw json.RawMessage) (string, []anthBlock, error) {
 		return "", nil, nil
 	}
 	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
+		s, err := unquote(raw)
 		return s, nil, err
 	}
-	var bl []anthBlock
-	err := json.Unmarshal(raw, &bl)
+	bl := []anthBlock{}
+	err := forElems(raw, func(v []byte) error {
+		var b anthBlock
+		if err := b.decode(v); err != nil {
+			return err
+		}
+		bl = append(bl, b)
+		return nil
+	})
 	return "", bl, err
 }
 
@@ -192,7 +199,7 @@ func importClaudeCode(b *builder, br *bufio.Reader) error {
 			continue
 		}
 		var l ccLine
-		if err := json.Unmarshal(line, &l); err != nil {
+		if err := l.decode(line); err != nil {
 			if err := b.warn(ls.line, "claude-code: %v", err); err != nil {
 				return err
 			}
@@ -395,4 +402,126 @@ func isNotice(s string) bool {
 		}
 	}
 	return false
+}
+
+// decode fills the fields the importer uses, skipping the rest (progress
+// data, toolUseResult copies of tool output) without decoding it.
+func (l *ccLine) decode(line []byte) error {
+	var err error
+	ferr := forFields(line, func(k, v []byte) bool {
+		switch string(k) {
+		case "type":
+			l.Type, err = rawString(v)
+		case "subtype":
+			l.Subtype, err = rawString(v)
+		case "uuid":
+			l.UUID, err = rawString(v)
+		case "timestamp":
+			l.Timestamp, err = rawString(v)
+		case "isSidechain":
+			l.IsSidechain, err = rawBool(v)
+		case "isMeta":
+			l.IsMeta, err = rawBool(v)
+		case "isCompactSummary":
+			l.IsCompactSummary, err = rawBool(v)
+		case "compactMetadata":
+			if string(v) != "null" {
+				l.CompactMetadata = &ccCompact{}
+				err = json.Unmarshal(v, l.CompactMetadata)
+			}
+		case "message":
+			if string(v) != "null" {
+				l.Message = &ccMessage{}
+				err = l.Message.decode(v)
+			}
+		case "content":
+			l.Content = v
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", k, err)
+			return false
+		}
+		return true
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+func (m *ccMessage) decode(v []byte) error {
+	var err error
+	ferr := forFields(v, func(k, v []byte) bool {
+		switch string(k) {
+		case "id":
+			m.ID, err = rawString(v)
+		case "role":
+			m.Role, err = rawString(v)
+		case "model":
+			m.Model, err = rawString(v)
+		case "content":
+			m.Content = v
+		case "usage":
+			if string(v) != "null" {
+				m.Usage = &anthUsage{}
+				err = json.Unmarshal(v, m.Usage)
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("message.%s: %w", k, err)
+			return false
+		}
+		return true
+	})
+	if ferr != nil {
+		return fmt.Errorf("message: %w", ferr)
+	}
+	return err
+}
+
+// decode reads one content block, skipping what the importers do not use.
+func (bl *anthBlock) decode(v []byte) error {
+	var err error
+	ferr := forFields(v, func(k, v []byte) bool {
+		switch string(k) {
+		case "type":
+			bl.Type, err = rawString(v)
+		case "text":
+			bl.Text, err = unquote(v)
+		case "thinking":
+			bl.Thinking, err = unquote(v)
+		case "id":
+			bl.ID, err = rawString(v)
+		case "name":
+			bl.Name, err = rawString(v)
+		case "input":
+			if !json.Valid(v) {
+				err = fmt.Errorf("invalid JSON")
+			}
+			bl.Input = bytes.Clone(v) // the line buffer is reused
+		case "tool_use_id":
+			bl.ToolUseID, err = rawString(v)
+		case "content":
+			bl.Content = v
+		case "is_error":
+			bl.IsError, err = rawBool(v)
+		case "cache_control":
+			if string(v) != "null" {
+				bl.CacheCtl = &struct {
+					Type string `json:"type"`
+					TTL  string `json:"ttl"`
+				}{}
+				err = json.Unmarshal(v, bl.CacheCtl)
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", k, err)
+			return false
+		}
+		return true
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
 }

@@ -371,7 +371,7 @@ func (b *builder) compaction(c trace.Compaction, t float64) error {
 		return err
 	}
 	if b.der != nil && c.Summary != "" {
-		b.der.Arrive(c.Summary, "", nil)
+		b.der.Arrive(c.Summary, b.lastID, nil)
 	}
 	return nil
 }

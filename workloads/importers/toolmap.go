@@ -110,7 +110,7 @@ func LoadToolMap(r io.Reader, name string) (map[string]string, error) {
 // Canonical returns the canonical name of raw given its JSON arguments, and
 // whether the table knew it. Unknown names map to their lower-case form.
 func (t *ToolMap) Canonical(raw string, args json.RawMessage) (string, bool) {
-	if len(args) > 0 && args[0] == '{' && len(args) < 1<<16 {
+	if len(args) > 0 && args[0] == '{' && len(args) < 1<<16 && t.hasSub(raw) {
 		var a struct {
 			Command any `json:"command"`
 		}
@@ -129,4 +129,27 @@ func (t *ToolMap) Canonical(raw string, args json.RawMessage) (string, bool) {
 		return v, true
 	}
 	return strings.ToLower(raw), false
+}
+
+// subNames are the raw names with "name:command" entries in the default table.
+var subNames = func() map[string]bool {
+	m := map[string]bool{}
+	for k := range defaultTools {
+		if name, _, ok := strings.Cut(k, ":"); ok {
+			m[name] = true
+		}
+	}
+	return m
+}()
+
+func (t *ToolMap) hasSub(raw string) bool {
+	if subNames[raw] {
+		return true
+	}
+	for k := range t.extra {
+		if strings.HasPrefix(k, raw+":") {
+			return true
+		}
+	}
+	return false
 }

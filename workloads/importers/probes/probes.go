@@ -107,7 +107,7 @@ func Words(s string, fn func(word string, c Class)) {
 			}
 			j++
 		}
-		if j > i {
+		if j-i >= 5 {
 			w := trimWord(s[i:j])
 			if c := Classify(w); c != ClassNone {
 				if c == ClassPath {
@@ -165,7 +165,7 @@ func isUpper(c byte) bool  { return c >= 'A' && c <= 'Z' }
 // Classify returns the class of one word, or ClassNone.
 func Classify(w string) Class {
 	n := len(w)
-	if n < 5 || n > maxIdent || !utf8.ValidString(w) {
+	if n < 5 || n > maxIdent {
 		return ClassNone
 	}
 	if strings.HasPrefix(w, "https://") || strings.HasPrefix(w, "http://") {
@@ -195,8 +195,8 @@ func Classify(w string) Class {
 			under++
 		case c == '.':
 			dot++
-		case c == '-' || c == ':' || c == '~' || c == '@' || c == '+' || c == '#':
-			other++
+		case c >= 0x80:
+			return ClassNone // identifiers are ASCII; this also keeps probe texts valid UTF-8
 		default:
 			other++
 		}
