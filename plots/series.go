@@ -16,9 +16,10 @@ import (
 type Series struct {
 	// Name is the legend text, e.g. a policy name.
 	Name string
-	// Key chooses the style; empty means Name. Series with the same key look the same in
-	// every figure: the policies of DESIGN.md §3 ("flat", "flat-compact", "unbounded", …)
-	// have fixed styles and "regions:<blueprint>" keys share a group of four.
+	// Key chooses the style; empty means Name. The policies of DESIGN.md §3 ("flat",
+	// "flat-compact", "unbounded", …) have fixed styles, so they look the same in every
+	// figure; the first "regions:<blueprint>" key of a figure gets the region style and
+	// further ones the next region styles, in order.
 	Key  string
 	X, Y []float64
 }

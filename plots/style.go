@@ -26,28 +26,37 @@ func rgb(hex uint32) color.RGBA {
 // styles: colours picked in CIELAB with lightness L* 20…75 in steps of 5, each index its own
 // L* so that no two series share a grey level when printed without colour; hues spread so
 // that in colour neighbours differ too. Dash patterns and glyphs vary independently so that a
-// series can be told apart by shape alone.
+// series can be told apart by shape alone. The eight canonical slots (flat family, first
+// region slot, as-recorded, unbounded, clairvoyant: the policies a report shows together)
+// have eight different glyphs; the extra region slots reuse glyphs with their own dashes.
 var styles = [...]style{
-	{rgb(0xd2472c), nil, draw.CircleGlyph{}},                                     // L*50 vermilion
-	{rgb(0xed982b), []vg.Length{vg.Points(6), vg.Points(3)}, draw.SquareGlyph{}}, // L*70 orange
-	{rgb(0x9c0278), []vg.Length{vg.Points(2), vg.Points(2)}, draw.TriangleGlyph{}},
-	{rgb(0x889906), []vg.Length{vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}, draw.CrossGlyph{}},
-	{rgb(0x003c73), nil, draw.PyramidGlyph{}},
-	{rgb(0x0baccf), []vg.Length{vg.Points(4), vg.Points(4)}, draw.RingGlyph{}},
-	{rgb(0x036b54), []vg.Length{vg.Points(10), vg.Points(4)}, draw.BoxGlyph{}},
-	{rgb(0x61d061), []vg.Length{vg.Points(1), vg.Points(3)}, draw.PlusGlyph{}},
-	{rgb(0xa85302), []vg.Length{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}, draw.SquareGlyph{}},
-	{rgb(0x303030), []vg.Length{vg.Points(12), vg.Points(3)}, draw.RingGlyph{}},
-	{rgb(0x7e73ee), nil, draw.TriangleGlyph{}},
-	{rgb(0x025228), []vg.Length{vg.Points(3), vg.Points(5)}, draw.CircleGlyph{}},
+	{rgb(0xd2472c), nil, draw.CircleGlyph{}},                      // 0 flat: L*50 vermilion
+	{rgb(0xed982b), dash(6, 3), draw.SquareGlyph{}},               // 1 flat-keep-system: L*70 orange
+	{rgb(0x9c0278), dash(2, 2), draw.TriangleGlyph{}},             // 2 flat-compact: L*35 magenta
+	{rgb(0x889906), dash(8, 3, 2, 3), draw.CrossGlyph{}},          // 3 flat-clear-tools: L*60 olive
+	{rgb(0x003c73), nil, draw.BoxGlyph{}},                         // 4 regions: L*25 navy
+	{rgb(0x7e73ee), dash(4, 4), draw.PyramidGlyph{}},              // 5 regions: L*55 violet
+	{rgb(0x036b54), dash(10, 4), draw.CircleGlyph{}},              // 6 regions: L*40 teal
+	{rgb(0x61d061), dash(1, 3), draw.PlusGlyph{}},                 // 7 regions: L*75 green
+	{rgb(0xa85302), dash(6, 2, 2, 2), draw.PlusGlyph{}},           // 8 as-recorded: L*45 brown
+	{rgb(0x303030), dash(12, 3), draw.RingGlyph{}},                // 9 unbounded: L*20 charcoal
+	{rgb(0x0baccf), dash(10, 2, 2, 2, 2, 2), draw.PyramidGlyph{}}, // 10 clairvoyant: L*65 sky blue
+	{rgb(0x025228), dash(3, 5), draw.TriangleGlyph{}},             // 11: L*30 dark green
+}
+
+func dash(pts ...float64) []vg.Length {
+	out := make([]vg.Length, len(pts))
+	for i, p := range pts {
+		out[i] = vg.Points(p)
+	}
+	return out
 }
 
 // styleLightness is the CIELAB L* of each style's colour, kept beside the table so that a
 // test can hold the "distinct in grey" promise.
-var styleLightness = [len(styles)]float64{50, 70, 35, 60, 25, 65, 40, 75, 45, 20, 55, 30}
+var styleLightness = [len(styles)]float64{50, 70, 35, 60, 25, 55, 40, 75, 45, 20, 65, 30}
 
-// canonicalStyles pins the policies of DESIGN.md §3 to fixed styles. Region layouts share
-// the slots regionSlots…regionSlots+3, chosen by the blueprint name.
+// canonicalStyles pins the policies of DESIGN.md §3 to fixed styles.
 var canonicalStyles = map[string]int{
 	"flat":             0,
 	"flat-keep-system": 1,
@@ -59,21 +68,37 @@ var canonicalStyles = map[string]int{
 	"clairvoyant":      10,
 }
 
+// Region layouts ("regions:<blueprint>") take the region slots in the order they appear in
+// a figure: a report compares one layout per workload against the flat baselines, and that
+// layout always gets the region style (slot 4); further layouts take 5, 6, 7.
 const (
 	regionSlots     = 4
 	regionSlotCount = 4
 )
 
-// preferredStyle is the style a key asks for, before collisions within one figure are
-// resolved; the second result ranks keys for that resolution (canonical first).
-func preferredStyle(key string) (index, rank int) {
+// Ranks order the assignment: canonical names first, so that nothing can push them out of
+// their slot, then region layouts, then any other key.
+const (
+	rankCanonical = iota
+	rankRegion
+	rankOther
+	rankCount
+)
+
+// candidates lists the slots a key may take, best first, and the key's rank.
+func candidates(key string) (slots []int, rank int) {
 	if i, ok := canonicalStyles[key]; ok {
-		return i, 0
+		return []int{i}, rankCanonical
 	}
-	if name, ok := strings.CutPrefix(key, "regions:"); ok {
-		return regionSlots + int(hash(name)%regionSlotCount), 1
+	start := int(hash(key) % uint32(len(styles)))
+	rank = rankOther
+	if strings.HasPrefix(key, "regions:") {
+		start, rank = regionSlots, rankRegion
 	}
-	return int(hash(key) % uint32(len(styles))), 2
+	for n := range len(styles) {
+		slots = append(slots, (start+n)%len(styles))
+	}
+	return slots, rank
 }
 
 func hash(s string) uint32 {
@@ -82,28 +107,28 @@ func hash(s string) uint32 {
 	return h.Sum32()
 }
 
-// assignStyles gives each distinct key of one figure a style index. Canonical policy names
-// always get their own slot; region layouts and other keys take their preferred slot when
-// it is free and otherwise the next free one, resolved in the order given, so the result
-// depends only on the set of keys and their order. Past len(styles) keys, styles repeat.
+// assignStyles gives each distinct key of one figure a style index: canonical policy names
+// their fixed slot, region layouts the region slots in order of appearance, other keys a
+// slot chosen by a hash of the key (the next free one on a collision). The result depends
+// only on the keys and their order. Past len(styles) keys, styles repeat.
 func assignStyles(keys []string) map[string]int {
 	out := make(map[string]int, len(keys))
 	var taken [len(styles)]bool
-	for rank := range 3 {
+	for rank := range rankCount {
 		for _, k := range keys {
 			if _, done := out[k]; done {
 				continue
 			}
-			want, r := preferredStyle(k)
+			slots, r := candidates(k)
 			if r != rank {
 				continue
 			}
-			got := want
-			for n := 0; n < len(styles) && taken[got]; n++ {
-				got = (got + 1) % len(styles)
-			}
-			if taken[got] { // more keys than styles: share the preferred one
-				got = want
+			got := slots[0] // when every slot is taken: share the preferred one
+			for _, s := range slots {
+				if !taken[s] {
+					got = s
+					break
+				}
 			}
 			taken[got] = true
 			out[k] = got

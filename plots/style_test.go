@@ -71,6 +71,9 @@ func TestAssignStyles(t *testing.T) {
 		// A hashed key that lands on a canonical slot must not push the canonical one out,
 		// whatever the order.
 		{"canonical wins over hashed", append(hashedOnto(0), "flat"), map[string]int{"flat": 0}},
+		{"first region layout gets the region style", []string{"flat", "regions:coder"}, map[string]int{"regions:coder": 4}},
+		{"further region layouts", []string{"regions:b", "unbounded", "regions:a", "regions:c"}, map[string]int{"regions:b": 4, "regions:a": 5, "regions:c": 6}},
+		{"hashed key cannot take the region style", append(hashedOnto(4), "regions:x"), map[string]int{"regions:x": 4}},
 		{"canonical wins over regions", append(append([]string{}, leviath...), "flat-keep-system", "flat-compact", "flat-clear-tools", "as-recorded"),
 			map[string]int{"flat-keep-system": 1, "flat-compact": 2, "flat-clear-tools": 3, "as-recorded": 8}},
 	}
@@ -119,7 +122,7 @@ func TestAssignStyles(t *testing.T) {
 func hashedOnto(slot int) []string {
 	for i := 0; ; i++ {
 		k := fmt.Sprintf("custom-%d", i)
-		if idx, rank := preferredStyle(k); rank == 2 && idx == slot {
+		if slots, rank := candidates(k); rank == rankOther && slots[0] == slot {
 			return []string{k}
 		}
 	}
@@ -327,5 +330,17 @@ func TestKeepIndexes(t *testing.T) {
 	}
 	if keepIndexes(valid[:400], val[:400], 500) != nil {
 		t.Error("a short series was thinned")
+	}
+}
+
+// TestCanonicalGlyphs: the policies a report shows together never share a glyph.
+func TestCanonicalGlyphs(t *testing.T) {
+	seen := map[string]string{}
+	for name, i := range canonicalStyles {
+		g := fmt.Sprintf("%T", styles[i].glyph)
+		if other, dup := seen[g]; dup {
+			t.Errorf("%s and %s share glyph %s", name, other, g)
+		}
+		seen[g] = name
 	}
 }
