@@ -158,15 +158,12 @@ func (w *repoWorld) readFile(g *gen, f *repoFile, nfacts int) string {
 		f.read = true
 		w.read = append(w.read, f)
 		for range nfacts {
-			var line string
 			fact := g.plant(func(int) string {
 				name := camel(pick(g.rng, adjectives), pick(g.rng, nouns), pick(g.rng, []string{"limit", "timeout", "retries", "window", "batch", "quota"}))
-				v := 2 + g.rng.IntN(99998)
-				line = fmt.Sprintf("const %s = %d // agreed in review; see %s", name, v, pick(g.rng, services))
-				return fmt.Sprintf("%s = %d", name, v)
+				return fmt.Sprintf("%s = %d", name, 2+g.rng.IntN(99998))
 			})
 			f.facts = append(f.facts, fact)
-			f.lines = append(f.lines, line)
+			f.lines = append(f.lines, fmt.Sprintf("const %s // agreed in review; see %s", fact.Text, pick(g.rng, services)))
 		}
 	}
 	r := rand.New(rand.NewPCG(g.seed, f.seed))
@@ -199,13 +196,10 @@ func (w *repoWorld) tool(g *gen, name string, n int) (step, error) {
 		}, nil
 	case "grep":
 		pat := title(camel(pick(r, verbs), pick(r, nouns)))
-		var line string
 		fact := g.plant(func(int) string {
-			code := fmt.Sprintf("ERR-%04d", r.IntN(10000))
-			msg := fmt.Sprintf("%s %s in %s", pick(r, adjectives), pick(r, nouns), pick(r, pkgNames))
-			line = fmt.Sprintf("%s:%d:\treturn fmt.Errorf(\"%s: %s\")", repoPath(r), 10+r.IntN(900), code, msg)
-			return code + ": " + msg
+			return fmt.Sprintf("ERR-%04d: %s %s in %s", r.IntN(10000), pick(r, adjectives), pick(r, nouns), pick(r, pkgNames))
 		})
+		line := fmt.Sprintf("%s:%d:\treturn fmt.Errorf(\"%s\")", repoPath(r), 10+r.IntN(900), fact.Text)
 		return step{
 			say:  fmt.Sprintf("Searching for callers of %s.", pat),
 			call: g.call("grep", map[string]any{"pattern": pat, "path": "internal/"}),
@@ -262,7 +256,7 @@ func (w *repoWorld) userTurn(g *gen, stage string) (string, string, []trace.Fact
 	}
 	fmt.Fprintf(&plan, "\n## Files\n- internal/%s/\n\nDoes this plan look right (%s stage)?", w.focus, stage)
 	fact := g.plant(func(int) string {
-		return fmt.Sprintf("the staging cluster %s-%s is frozen until %s", pick(r, codenames), pick(r, regions), pick(r, weekdays))
+		return fmt.Sprintf("the staging cluster %s-%s-%d is frozen until %s", pick(r, codenames), pick(r, regions), 1+r.IntN(99), pick(r, weekdays))
 	})
 	answer := fmt.Sprintf("Approve - proceed to implementation. One thing to keep in mind: %s, so test against a local stack.", fact.Text)
 	return plan.String(), answer, []trace.Fact{fact}

@@ -85,11 +85,17 @@ func (g *gen) newFact(text string) (trace.Fact, bool) {
 	return trace.Fact{ID: "f" + strconv.Itoa(g.nfact), Text: text}, true
 }
 
-// plant makes a fact from the first distinct text make returns; make is
-// given the attempt number so it can widen its choices.
+// plant makes a fact from the first distinct text mk returns; mk is given
+// the attempt number so it can widen its choices. Should a template run out
+// of distinct texts, the fact's number makes the text distinct, so plant
+// always ends; callers build content from the returned Text.
 func (g *gen) plant(mk func(attempt int) string) trace.Fact {
 	for i := 0; ; i++ {
-		if f, ok := g.newFact(mk(i)); ok {
+		text := mk(i)
+		if i >= 64 {
+			text += " (#" + strconv.Itoa(g.nfact+1) + ")"
+		}
+		if f, ok := g.newFact(text); ok {
 			return f
 		}
 	}

@@ -768,3 +768,17 @@ func ExampleGenerate() {
 	fmt.Println(Header(p, 1).Source, "task:", kinds[trace.KindTask], "stages:", kinds[trace.KindStage], "has probes:", kinds[trace.KindProbe] > 0)
 	// Output: synthetic:burst task: 1 stages: 5 has probes: true
 }
+
+// TestPlantEnds checks that a fact template with a single text still gives
+// distinct facts: plant must end, or a long run would hang.
+func TestPlantEnds(t *testing.T) {
+	g := &gen{used: map[string]bool{}, known: map[string]bool{}}
+	seen := map[string]bool{}
+	for range 5 {
+		f := g.plant(func(int) string { return "the deploy key rotates on Thursdays" })
+		if seen[f.Text] || !strings.HasPrefix(f.Text, "the deploy key rotates on Thursdays") {
+			t.Fatalf("fact %q: repeated or not from the template", f.Text)
+		}
+		seen[f.Text] = true
+	}
+}
