@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,7 +187,7 @@ func (s *Sweep) runOne(ctx context.Context, c Cell) (rec *Record, stored bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			rec.Result = Result{}
-			rec.Error = fmt.Sprintf("panic: %v\n%s", p, firstFrames(debug.Stack(), 12))
+			rec.Error = fmt.Sprintf("panic: %v%s", p, panicFrames())
 			stored = true
 		}
 	}()
@@ -205,14 +204,31 @@ func (s *Sweep) runOne(ctx context.Context, c Cell) (rec *Record, stored bool) {
 	return rec, true
 }
 
-// firstFrames keeps the first n lines of a stack trace, enough to locate a
-// panic without bloating the record.
-func firstFrames(stack []byte, n int) string {
-	lines := strings.SplitN(string(stack), "\n", n+1)
-	if len(lines) > n {
-		lines = lines[:n]
+// panicFrames locates a panic, called from the deferred recover: the
+// functions between the panic and the run, with file and line, and nothing
+// that changes from one process to the next (goroutine ids, addresses,
+// directories), so that a failed cell's record is reproducible too.
+func panicFrames() string {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	var b strings.Builder
+	kept := 0
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, ".(*Sweep).runOne") || kept == 8 {
+			break
+		}
+		if !strings.HasPrefix(f.Function, "runtime.") && !strings.Contains(f.Function, ".(*Sweep).runOne.") && f.Function != "" {
+			fn := f.Function[strings.LastIndex(f.Function, "/")+1:]
+			fmt.Fprintf(&b, "\n\tat %s (%s/%s:%d)", fn, filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File), f.Line)
+			kept++
+		}
+		if !more {
+			break
+		}
 	}
-	return strings.Join(lines, "\n")
+	return b.String()
 }
 
 // finishedIDs lists the ids of cells stored without error in dir. Failed

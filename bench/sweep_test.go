@@ -83,7 +83,7 @@ func TestSweepFailedCellDoesNotStop(t *testing.T) {
 			t.Errorf("failed cell %s: error %q", r.ID, r.Error)
 		}
 	}
-	if panicked == nil || !strings.HasPrefix(panicked.Error, "panic: fake policy panics") {
+	if panicked == nil || !strings.HasPrefix(panicked.Error, "panic: fake policy panics\n\tat bench.fakeRun (bench/fake_test.go:") {
 		t.Fatalf("panicking cell not recorded as failed: %+v", panicked)
 	}
 	// A rerun retries failed cells only.
