@@ -700,11 +700,7 @@ func (in *interp) arrayMethod(p Pos, name string, a *Array, args []Value) (Value
 		if fp, ok := fnArg(args, 0); ok && len(args) == 1 {
 			out := make([]Value, len(a.Elems))
 			for i, v := range a.Elems {
-				c, err := in.cloneV(p, v)
-				if err != nil {
-					return Value{}, true, err
-				}
-				r, err := in.callback(p, fp, c, Int(int64(i)))
+				r, err := in.callback(p, fp, v, Int(int64(i)))
 				if err != nil {
 					return Value{}, true, err
 				}
@@ -724,11 +720,17 @@ func (in *interp) arrayMethod(p Pos, name string, a *Array, args []Value) (Value
 				if name == "reduce_rev" {
 					i = n - 1 - k
 				}
+				// The accumulator is handed on, not copied: copying it each
+				// step would make building an array with reduce quadratic.
 				c, err := in.cloneV(p, a.Elems[i])
 				if err != nil {
 					return Value{}, true, err
 				}
-				r, err := in.callback(p, fp, acc, c, Int(int64(i)))
+				args := []Value{acc, c, Int(int64(i))}
+				if n := in.arityOf(fp, 3); n >= 0 && n < 3 {
+					args = args[:n]
+				}
+				r, err := in.callPtr(p, fp, args)
 				if err != nil {
 					return Value{}, true, err
 				}
@@ -883,7 +885,7 @@ func (in *interp) sortBy(p Pos, a *Array, fp *FnPtr) error {
 		if firstErr != nil {
 			return false
 		}
-		r, err := in.callPtr(p, fp, []Value{a.Elems[i], a.Elems[j]})
+		r, err := in.callback(p, fp, a.Elems[i], a.Elems[j])
 		if err != nil {
 			firstErr = err
 			return false

@@ -474,7 +474,7 @@ func (in *interp) evalFor(e *forExpr) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	fromPlace := isPlace(e.iter)
+	fromPlace := isPlace(e.iter) && !e.noCopy
 	base := len(in.scope)
 	defer in.truncate(base)
 	in.push(e.v, Value{}, false)
@@ -1042,6 +1042,15 @@ func (in *interp) evalAssign(e *assignStmt) error {
 		}
 		return in.checkMap(e.p, len(m.M))
 	}
+	if e.op == "+" && cur.k == KindString {
+		// Building a string with += in a loop is the commonest render
+		// pattern; appending in place keeps it linear instead of quadratic.
+		nv := appendString(cur, val)
+		if err := in.checkString(e.p, nv.s); err != nil {
+			return err
+		}
+		return in.set(e.p, pl, nv)
+	}
 	nv, err := binaryOp(e.p, e.op, cur, val)
 	if err != nil {
 		return err
@@ -1050,6 +1059,32 @@ func (in *interp) evalAssign(e *assignStmt) error {
 		return err
 	}
 	return in.set(e.p, pl, nv)
+}
+
+// appendString returns cur + the text of val. When cur is the whole content
+// of a builder it owns (it was made by an earlier append), the builder grows
+// in place: strings handed out before stay valid, as a Builder never rewrites
+// bytes it has written.
+func appendString(cur, val Value) Value {
+	var add string
+	switch val.k {
+	case KindString:
+		add = val.s
+	default:
+		add = val.String()
+	}
+	if b, ok := cur.p.(*strings.Builder); ok && b.Len() == len(cur.s) {
+		b.WriteString(add)
+		return Value{k: KindString, s: b.String(), p: b}
+	}
+	if len(cur.s)+len(add) < 256 {
+		return String(cur.s + add)
+	}
+	b := &strings.Builder{}
+	b.Grow(2 * (len(cur.s) + len(add)))
+	b.WriteString(cur.s)
+	b.WriteString(add)
+	return Value{k: KindString, s: b.String(), p: b}
 }
 
 // ---- calls ----
@@ -1282,11 +1317,19 @@ func (in *interp) arityOf(fp *FnPtr, max int) int {
 	return -1
 }
 
-// callback calls fp with as many of args as it accepts.
+// callback calls fp with as many of args as it accepts. Arguments are
+// copies, as in Rhai, so a callback cannot change the array it walks.
 func (in *interp) callback(p Pos, fp *FnPtr, args ...Value) (Value, error) {
 	n := in.arityOf(fp, len(args))
 	if n >= 0 && n < len(args) {
 		args = args[:n]
+	}
+	for i, a := range args {
+		c, err := in.cloneV(p, a)
+		if err != nil {
+			return Value{}, err
+		}
+		args[i] = c
 	}
 	return in.callPtr(p, fp, args)
 }

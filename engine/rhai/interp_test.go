@@ -111,6 +111,9 @@ func TestStatements(t *testing.T) {
 		{name: "for string yields chars", src: "let out = []; for c in \"hé!\" { out.push(c); } out", want: `['h', 'é', '!']`},
 		{name: "for break", src: "let last = 0; for i in 0..100 { if i == 7 { break; } last = i; } last", want: "6"},
 		{name: "for over an array copy", src: "let a = [1, 2]; for x in a { a.push(x); } a", want: "[1, 2, 1, 2]"},
+		{name: "for sees the array as it was", src: "let a = [1, 2, 3]; let out = []; for x in a { a[2] = 0; a.reverse(); out.push(x); } out", want: "[1, 2, 3]"},
+		{name: "for loop var change stays local", src: "let a = [#{n: 1}]; for x in a { x.n = 2; } a", want: `[#{"n": 1}]`},
+		{name: "for loop var method stays local", src: "let a = [\" x \"]; for x in a { x.trim(); } a", want: `[" x "]`},
 		{name: "for loop var is a copy", src: "let a = [[1]]; for x in a { x.push(2); } a", want: "[[1]]"},
 		{name: "for over a map is an error", src: "for x in #{} {}", err: "cannot iterate over a value of type map", pos: "line 1, column 10"},
 		{name: "break outside loop", src: "break;", err: "'break' is only allowed inside a loop", pos: "line 1, column 1"},
@@ -253,6 +256,8 @@ func TestValueSemantics(t *testing.T) {
 		{name: "string method in place", src: `let s = "  x  "; s.trim(); s`, want: `"x"`},
 		{name: "string method on a property in place", src: `let m = #{s: " x "}; m.s.trim(); m.s`, want: `"x"`},
 		{name: "pushed value is a copy", src: "let a = []; let b = [1]; a.push(b); b.push(2); a", want: "[[1]]"},
+		{name: "callbacks get copies", src: "let a = [[1]]; a.filter(|x| { x.push(2); true }); a.map(|x| { x.push(3); x }); a.some(|x| { x.clear(); false }); a", want: "[[1]]"},
+		{name: "closure capture of the loop var", src: "let a = [[1]]; let fs = []; for x in a { fs.push(|| x.push(2)); } fs[0].call(); a", want: "[[1]]"},
 		{name: "map literal copies", src: "let b = [1]; let m = #{b: b}; b.push(2); m.b", want: "[1]"},
 	})
 }

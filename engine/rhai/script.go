@@ -95,6 +95,13 @@ func Compile(name string, src []byte, lim Limits) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
+	roots := append([]node(nil), top...)
+	for _, fs := range p.fns {
+		for _, f := range fs {
+			roots = append(roots, f.body)
+		}
+	}
+	markLoops(roots, p.fns)
 	return &Script{fns: p.fns, top: top, lim: lim, name: name}, nil
 }
 

@@ -1,0 +1,69 @@
+package rhai_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/engine"
+)
+
+// benchEntries is a 50-entry region of mixed kinds, about 200 bytes each.
+func benchEntries() engine.ScriptContext {
+	ents := make([]engine.ScriptEntry, 50)
+	for i := range ents {
+		e := engine.ScriptEntry{Kind: "text", Content: fmt.Sprintf("entry %d: %s", i, strings.Repeat("lorem ipsum ", 16)), Tokens: 50, Timestamp: int64(i)}
+		switch i % 3 {
+		case 1:
+			e.Kind, e.ToolCallID, e.ToolName = "tool_result", fmt.Sprintf("c%d", i), "grep"
+			if i%2 == 0 {
+				e.Content = "ERROR " + e.Content
+			}
+		case 2:
+			e.Kind = "assistant_turn"
+			e.ToolCalls = []engine.ToolCall{{ID: fmt.Sprintf("c%d", i+1), Name: "grep", Args: []byte(`{"q":"x","path":"."}`)}}
+		}
+		ents[i] = e
+	}
+	ctx := regionCtx(ents...)
+	ctx.Region.Budget = 4000
+	return ctx
+}
+
+// BenchmarkRender is one render of seed 001's brain.rhai over a 50-entry region.
+func BenchmarkRender(b *testing.B) {
+	s := compileFile(b, "brain.rhai")
+	ctx := benchEntries()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Render(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOnWrite is one on_write of brain.rhai (a successful tool result trimmed).
+func BenchmarkOnWrite(b *testing.B) {
+	s := compileFile(b, "brain.rhai")
+	ctx := benchEntries()
+	e := engine.ScriptEntry{Kind: "tool_result", Content: "ok: 3 files\nfile a\nfile b", Tokens: 7}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := s.OnWrite(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOnOverflow is one on_overflow of brain.rhai over a 50-entry region.
+func BenchmarkOnOverflow(b *testing.B) {
+	s := compileFile(b, "brain.rhai")
+	ctx := benchEntries()
+	ctx.NeededTokens = 500
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.OnOverflow(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
