@@ -12,6 +12,10 @@ import (
 // Names returns the names of the built-in synthetic workloads, sorted.
 func Names() []string { return synthetic.Names() }
 
+// DefaultParams returns the embedded default parameter file of a synthetic
+// workload: every key documented, the starting point for a user's own file.
+func DefaultParams(name string) ([]byte, error) { return synthetic.Defaults(name) }
+
 // Generate writes the canonical trace of a synthetic workload to w. The
 // workload's embedded defaults apply, overlaid with paramsFile when it is
 // not empty; name may be empty when paramsFile names the workload in its

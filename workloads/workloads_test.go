@@ -20,6 +20,36 @@ func TestNames(t *testing.T) {
 	}
 }
 
+// TestDefaultParamsRoundTrip checks that a user who copies a default file
+// and changes nothing gets the default run, byte for byte.
+func TestDefaultParamsRoundTrip(t *testing.T) {
+	for _, name := range workloads.Names() {
+		t.Run(name, func(t *testing.T) {
+			data, err := workloads.DefaultParams(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), name+".toml")
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var a, b bytes.Buffer
+			if err := workloads.Generate(name, 5, "", &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := workloads.Generate("", 5, file, &b); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Error("the copied default file gives a different trace")
+			}
+		})
+	}
+	if _, err := workloads.DefaultParams("nope"); err == nil {
+		t.Error("no error for an unknown workload")
+	}
+}
+
 func TestGenerateAndSource(t *testing.T) {
 	for _, name := range workloads.Names() {
 		t.Run(name, func(t *testing.T) {
