@@ -126,3 +126,5 @@ func (p *ChatParams) generate(g *gen) error {
 }
 
 func (p *ChatParams) reset(func(string) bool) {}
+
+func (p *ChatParams) tools() []string { return nil }

@@ -333,3 +333,5 @@ func (p *CoderParams) reset(set func(string) bool) {
 		p.Stages = nil
 	}
 }
+
+func (p *CoderParams) tools() []string { return stageTools(p.Stages) }

@@ -17,7 +17,9 @@
 // rotates on Thursdays", "settlementRetryLimit = 4417") planted verbatim in the
 // content and listed on the event that carries them; a fact met again (a file
 // read twice) keeps its first event as its source. The task event comes first
-// and carries the whole task as fact "task" plus the constraints it states.
+// and carries the whole task as fact "task" plus the constraints it states;
+// with system_bytes set, a system event (the tools' schemas and standing rules)
+// follows it.
 //
 // Probes ask, at the next inference, whether an earlier fact is still in
 // context: mid-run rounds pick facts at ages spread log-evenly from the newest

@@ -35,6 +35,7 @@ func Generate(p Params, seed uint64, emit func(*trace.Event) error) error {
 		emit:  emit,
 		used:  make(map[string]bool),
 		known: make(map[string]bool),
+		tools: p.tools(),
 	}
 	if err := p.generate(g); err != nil {
 		return fmt.Errorf("%s: %w", p.Workload(), err)
@@ -57,6 +58,7 @@ type gen struct {
 	used  map[string]bool // fact texts, kept distinct
 	known map[string]bool // ids of facts already registered
 	nfact int
+	tools []string // the tools the workload calls, for the system prompt
 }
 
 // fact is a planted fact and what the probes need to know about it.
@@ -137,6 +139,9 @@ func (g *gen) task(text string, facts []trace.Fact) error {
 		return err
 	}
 	g.register(e.ID, all, "task", nil, true, false)
+	if g.c.SystemBytes > 0 {
+		return g.out(&trace.Event{Kind: trace.KindSystem, ID: g.id("y"), T: g.t, Text: systemPrompt(g.tools, g.c.SystemBytes)})
+	}
 	return nil
 }
 

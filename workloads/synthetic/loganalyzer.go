@@ -178,3 +178,5 @@ func (p *LogAnalyzerParams) reset(set func(string) bool) {
 		p.Stages = nil
 	}
 }
+
+func (p *LogAnalyzerParams) tools() []string { return stageTools(p.Stages) }

@@ -142,3 +142,5 @@ func (p *NeedleParams) reset(set func(string) bool) {
 		p.DepthsTokens = nil
 	}
 }
+
+func (p *NeedleParams) tools() []string { return []string{"read_file"} }

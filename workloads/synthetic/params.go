@@ -64,6 +64,8 @@ type Params interface {
 	// reset clears the lists that a file replaces rather than overlays
 	// (stages, depths), for those of them that the file sets.
 	reset(set func(key string) bool)
+	// tools returns the tools the run can call, sorted.
+	tools() []string
 }
 
 // Common are the parameters every workload has.
@@ -83,6 +85,10 @@ type Common struct {
 	OutputTokens LogNormal `toml:"output_tokens"`
 	// Latency is each tool's execution time.
 	Latency Latency `toml:"latency_seconds"`
+	// SystemBytes: when > 0, a system event of about this size follows the
+	// task: instructions and the schemas of the tools the workload calls, as
+	// an agent's system prompt carries them. 0: none.
+	SystemBytes int `toml:"system_bytes"`
 	// ErrorShare of tool calls fail: the result is a short error message
 	// (IsError) and carries none of the content.
 	ErrorShare float64 `toml:"error_share"`
@@ -362,6 +368,9 @@ func (c *Common) check() error {
 	if err := c.OutputTokens.checkBounded("output_tokens", maxOutputToks); err != nil {
 		return err
 	}
+	if c.SystemBytes < 0 || c.SystemBytes > maxBytes {
+		return keyErr("system_bytes", "%d: want 0..%d", c.SystemBytes, maxBytes)
+	}
 	if err := checkShare("error_share", c.ErrorShare); err != nil {
 		return err
 	}
@@ -465,6 +474,19 @@ func checkStages(stages []Stage, tools []string) error {
 		return keyErr("stages", "no stage has steps: the run would make no tool calls")
 	}
 	return nil
+}
+
+// stageTools returns the tools any of the stages calls, sorted.
+func stageTools(stages []Stage) []string {
+	set := map[string]bool{}
+	for _, st := range stages {
+		for t, w := range st.Tools {
+			if w > 0 {
+				set[t] = true
+			}
+		}
+	}
+	return sortedKeys(set)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

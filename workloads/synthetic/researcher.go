@@ -190,3 +190,5 @@ func (p *ResearcherParams) reset(set func(string) bool) {
 		p.Stages = nil
 	}
 }
+
+func (p *ResearcherParams) tools() []string { return stageTools(p.Stages) }

@@ -520,6 +520,39 @@ func TestScale(t *testing.T) {
 	}
 }
 
+func TestSystemPrompt(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		tools    []string
+	}{
+		{"coder", []string{"bash", "edit_file", "grep", "list_dir", "read_file", "write_file"}},
+		{"researcher", []string{"read_file", "web_fetch", "web_search", "write_file"}},
+		{"chat", nil},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			for _, e := range must(run(t, tc.workload, 1, "")) {
+				if e.Kind == trace.KindSystem {
+					t.Fatalf("%s: a system event with system_bytes = 0", e.ID)
+				}
+			}
+			evs := must(run(t, tc.workload, 1, "system_bytes = 6000"))
+			sys := evs[1]
+			if evs[0].Kind != trace.KindTask || sys.Kind != trace.KindSystem {
+				t.Fatalf("events start %s, %s; want task, system", evs[0].Kind, sys.Kind)
+			}
+			if n := len(sys.Text); n < 6000 || n > 6200 {
+				t.Errorf("system prompt is %d bytes, want about 6000", n)
+			}
+			for _, name := range []string{"read_file", "list_dir", "grep", "edit_file", "write_file", "bash", "web_search", "web_fetch"} {
+				has := strings.Contains(sys.Text, `"name":"`+name+`"`)
+				if want := slices.Contains(tc.tools, name); has != want {
+					t.Errorf("schema of %s in the prompt: %v, want %v", name, has, want)
+				}
+			}
+		})
+	}
+}
+
 func TestFailedCalls(t *testing.T) {
 	t.Run("all fail", func(t *testing.T) {
 		for _, e := range must(run(t, "coder", 1, "error_share = 1\nscale = 0.2")) {

@@ -347,3 +347,50 @@ func chatReply(r *rand.Rand, topic string, target int) string {
 	fmt.Fprintf(&b, "\nWould you like me to turn this into a schedule for %s?", pick(r, months))
 	return b.String()
 }
+
+// toolSchemas are the JSON schemas an agent's system prompt declares, per
+// canonical tool, in the shape providers' tool definitions take.
+var toolSchemas = map[string]string{
+	"read_file":  `{"name":"read_file","description":"Read a file from the working directory. Returns the content with line numbers. Use offset and limit for large files.","input_schema":{"type":"object","properties":{"path":{"type":"string","description":"Path relative to the working directory"},"offset":{"type":"integer","description":"First line to read, 1-based"},"limit":{"type":"integer","description":"Number of lines to read"}},"required":["path"]}}`,
+	"list_dir":   `{"name":"list_dir","description":"List the entries of a directory with their sizes.","input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`,
+	"grep":       `{"name":"grep","description":"Search file contents with a regular expression. Returns matching lines as path:line:text.","input_schema":{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"},"glob":{"type":"string"}},"required":["pattern"]}}`,
+	"edit_file":  `{"name":"edit_file","description":"Replace an exact string in a file. old_string must match exactly once.","input_schema":{"type":"object","properties":{"path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"}},"required":["path","old_string","new_string"]}}`,
+	"write_file": `{"name":"write_file","description":"Create or overwrite a file with the given content.","input_schema":{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}}`,
+	"bash":       `{"name":"bash","description":"Run a shell command in the working directory and return its combined output. Long-running commands time out after 120 seconds.","input_schema":{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"integer"}},"required":["command"]}}`,
+	"web_search": `{"name":"web_search","description":"Search the web. Returns titles, URLs and snippets.","input_schema":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}}`,
+	"web_fetch":  `{"name":"web_fetch","description":"Fetch a URL and return its main content as markdown.","input_schema":{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}}`,
+}
+
+// systemGuidelines pad a system prompt to its size: the standing rules an
+// agent's prompt repeats whatever the task.
+var systemGuidelines = []string{
+	"Read the relevant code or sources before you change or claim anything.",
+	"Prefer small, verifiable steps; run the checks after each change.",
+	"Never invent file paths, figures or citations; say what you could not find.",
+	"Keep answers short and concrete, and quote exact identifiers and numbers.",
+	"Do not run destructive commands without the user's explicit approval.",
+	"When a tool call fails, read the error and adjust instead of retrying blindly.",
+	"Report what you did, what you verified and what is left, in that order.",
+}
+
+// systemPrompt renders a system prompt of about size bytes: a preamble, the
+// schemas of tools, then numbered guidelines. It draws no randomness: a real
+// system prompt is the same on every run.
+func systemPrompt(tools []string, size int) string {
+	var b strings.Builder
+	b.WriteString("You are an autonomous agent working in a sandboxed environment on the user's behalf.\n")
+	if len(tools) > 0 {
+		b.WriteString("\n# Tools\n")
+		for _, t := range tools {
+			if s, ok := toolSchemas[t]; ok {
+				b.WriteString(s)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	b.WriteString("\n# Guidelines\n")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, systemGuidelines[i%len(systemGuidelines)])
+	}
+	return b.String()
+}
