@@ -1,22 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func runCmd(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	err := run(context.Background(), args, &out, &errb)
-	code := exitCode(err, &errb)
-	return out.String(), errb.String(), code
-}
 
 func runJSON(t *testing.T, args ...string) runOutput {
 	t.Helper()

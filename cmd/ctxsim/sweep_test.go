@@ -48,14 +48,6 @@ func withFakeRun(t *testing.T) {
 	t.Cleanup(func() { sweepRun = old })
 }
 
-func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	err := run(context.Background(), args, &out, &errb)
-	code = exitCode(err, &errb)
-	return out.String(), errb.String(), code
-}
-
 func writeGrid(t *testing.T, dir, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, "grid.toml")
