@@ -31,11 +31,13 @@ func fakeRun(_ context.Context, c Cell) (Result, error) {
 		m["fact_recall_pct"] = math.Min(100, 60+40*fit+jitter)
 		m["cache_hit_pct"] = 80 + jitter
 		m["waste_pct"] = 10 + jitter
+		m["prefix_stability_pct"] = 95
 	case LayoutFlat:
 		m["task_retained_pct"] = 100 * fit
 		m["fact_recall_pct"] = 100*fit*0.9 + jitter
 		m["cache_hit_pct"] = 50 + 30*fit
 		m["waste_pct"] = 40 - 20*fit
+		m["prefix_stability_pct"] = 60 + 30*fit
 	default:
 		m["task_retained_pct"] = 100
 		m["fact_recall_pct"] = 100

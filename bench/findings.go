@@ -25,13 +25,15 @@ func Findings(wt *WorkloadTable) []string {
 	}
 	add(taskFinding(wt, append(append([]string(nil), flat...), regions...)))
 	rm := wt.recallMetric()
-	if len(flat) > 0 && len(regions) > 0 {
+	switch {
+	case len(flat) > 0 && len(regions) > 0:
 		add(recallFinding(wt, rm, flat, regions))
+		add(meanFinding(wt, "prefix_stability_pct", "Prefix stability", flat, regions))
 		add(meanFinding(wt, "cache_hit_pct", "Prompt-cache hit", flat, regions))
 		add(meanFinding(wt, "waste_pct", "Token waste", flat, regions))
 		add(costFinding(wt, flat, regions))
-	} else {
-		add(bestFinding(wt, rm))
+	case len(flat) > 0:
+		add(boundFinding(wt, rm, flat))
 	}
 	if len(out) == 0 {
 		out = append(out, "The finished cells report none of the compared metrics.")
@@ -42,29 +44,34 @@ func Findings(wt *WorkloadTable) []string {
 const full = 99.95 // a percentage that prints as 100.0
 
 // taskFinding says, per policy, from which window up the task stays in every
-// request.
+// request, and how low it fell below that.
 func taskFinding(wt *WorkloadTable, pols []string) string {
+	const m = "task_retained_pct"
 	var parts []string
 	for _, p := range pols {
 		from := 0
 		for i := len(wt.Windows) - 1; i >= 0; i-- {
-			v, ok := wt.at(p, wt.Windows[i], "task_retained_pct")
+			v, ok := wt.at(p, wt.Windows[i], m)
 			if !ok || v < full {
 				break
 			}
 			from = wt.Windows[i]
 		}
-		small := wt.Windows[0]
-		v, ok := wt.at(p, small, "task_retained_pct")
+		lowW, low, any := 0, 0.0, false
+		for _, w := range wt.Windows {
+			if v, ok := wt.at(p, w, m); ok && (!any || v < low) {
+				lowW, low, any = w, v, true
+			}
+		}
 		switch {
-		case !ok:
+		case !any:
 			continue
-		case from == small:
+		case from == wt.Windows[0]:
 			parts = append(parts, fmt.Sprintf("`%s` at every window", p))
 		case from == 0:
-			parts = append(parts, fmt.Sprintf("`%s` at no window (%s%% of requests at %s)", p, formatValue("task_retained_pct", v), FormatWindow(small)))
+			parts = append(parts, fmt.Sprintf("`%s` at no window (as low as %s%% at %s)", p, formatValue(m, low), FormatWindow(lowW)))
 		default:
-			parts = append(parts, fmt.Sprintf("`%s` from %s up (%s%% at %s)", p, FormatWindow(from), formatValue("task_retained_pct", v), FormatWindow(small)))
+			parts = append(parts, fmt.Sprintf("`%s` from %s up (as low as %s%% at %s)", p, FormatWindow(from), formatValue(m, low), FormatWindow(lowW)))
 		}
 	}
 	if len(parts) == 0 {
@@ -190,12 +197,28 @@ func costFinding(wt *WorkloadTable, flat, regions []string) string {
 	return strings.ToUpper(out[:1]) + out[1:] + "."
 }
 
-// bestFinding names the best policy for recall at the smallest window when
-// the table has no flat-against-regions pair.
-func bestFinding(wt *WorkloadTable, metric string) string {
-	p, v, ok := best(wt, metric, wt.Windows[0], wt.Policies, true)
+// boundFinding compares the best flat policy with the references when the
+// table has no region layout to compare with: how far eviction-only policies
+// fall short of the clairvoyant bound and of an unbounded window.
+func boundFinding(wt *WorkloadTable, metric string, flat []string) string {
+	small := wt.Windows[0]
+	fp, fv, ok := best(wt, metric, small, flat, true)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("At %s the best recall is %s%%, with `%s`.", FormatWindow(wt.Windows[0]), formatValue(metric, v), p)
+	label := "fact recall"
+	if metric == "reference_recall_pct" {
+		label = "reference recall"
+	}
+	s := fmt.Sprintf("At %s, %s is %s%% with the best flat policy (`%s`)", FormatWindow(small), label, formatValue(metric, fv), fp)
+	var refs []string
+	for _, r := range []string{"clairvoyant", "unbounded"} {
+		if v, ok := wt.at(r, small, metric); ok {
+			refs = append(refs, fmt.Sprintf("%s%% with `%s`", formatValue(metric, v), r))
+		}
+	}
+	if len(refs) > 0 {
+		s += " against " + strings.Join(refs, " and ")
+	}
+	return s + "."
 }

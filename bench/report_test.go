@@ -110,7 +110,8 @@ func TestFindings(t *testing.T) {
 	got := strings.Join(Findings(&tab.Workloads[1]), "\n") // coder
 	for _, want := range []string{
 		"`regions:coder` at every window",
-		"`flat` from 64K up (12.5% at 8K)",
+		"`flat` from 64K up (as low as 12.5% at 8K)",
+		"Prefix stability averages",
 		"a flat list needs",
 		"Prompt-cache hit averages",
 	} {
@@ -127,6 +128,17 @@ func TestFindings(t *testing.T) {
 	got = strings.Join(Findings(&MakeTable(recs).Workloads[1]), "\n")
 	if !strings.Contains(got, "`flat` at every window") {
 		t.Errorf("findings ignore changed numbers:\n%s", got)
+	}
+	// Without a region layout that ran, flat lists are held against the references.
+	var flatOnly []*Record
+	for _, r := range recs {
+		if PolicyLayout(r.Cell.Policy) != LayoutRegions {
+			flatOnly = append(flatOnly, r)
+		}
+	}
+	got = strings.Join(Findings(&MakeTable(flatOnly).Workloads[1]), "\n")
+	if want := "with the best flat policy (`flat`) against 100.0% with `unbounded`."; !strings.Contains(got, want) {
+		t.Errorf("flat-only findings lack %q:\n%s", want, got)
 	}
 }
 

@@ -249,13 +249,24 @@ func (wt *WorkloadTable) recallMetric() string {
 	return "reference_recall_pct"
 }
 
-// policiesOf returns the table's policies of one layout, in report order.
+// policiesOf returns the table's policies of one layout that have at least
+// one successful run, in report order.
 func (wt *WorkloadTable) policiesOf(l Layout) []string {
 	var out []string
 	for _, p := range wt.Policies {
-		if PolicyLayout(p) == l {
+		if PolicyLayout(p) == l && wt.ran(p) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// ran reports whether policy p has a successful run at some window.
+func (wt *WorkloadTable) ran(p string) bool {
+	for _, a := range wt.Cells[p] {
+		if a.Failed < len(a.Runs) {
+			return true
+		}
+	}
+	return false
 }
