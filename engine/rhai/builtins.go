@@ -127,8 +127,12 @@ func validIdent(s string) bool {
 
 // builtinMethod runs a standard method on *recv, which it may modify.
 func (in *interp) builtinMethod(p Pos, name string, recv *Value, args []Value) (Value, bool, error) {
-	if err := in.charge(p, sizeCost(*recv)); err != nil {
-		return Value{}, true, err
+	// Methods that walk their receiver pay for its size; constant-time ones
+	// (and map lookups) do not, so push in a loop stays linear.
+	if (recv.k == KindString || recv.k == KindArray) && !constantTime[name] {
+		if err := in.charge(p, sizeCost(*recv)); err != nil {
+			return Value{}, true, err
+		}
 	}
 	// Methods every value has.
 	switch name {
@@ -200,6 +204,11 @@ func (in *interp) builtinMethod(p Pos, name string, recv *Value, args []Value) (
 		}
 	}
 	return Value{}, false, nil
+}
+
+var constantTime = map[string]bool{
+	"len": true, "is_empty": true, "push": true, "pop": true, "get": true, "set": true,
+	"type_of": true,
 }
 
 func intArg(args []Value, i int) (int64, bool) {

@@ -1046,8 +1046,12 @@ func (in *interp) evalAssign(e *assignStmt) error {
 		// Building a string with += in a loop is the commonest render
 		// pattern; appending in place keeps it linear instead of quadratic.
 		nv := appendString(cur, val)
-		if err := in.checkString(e.p, nv.s); err != nil {
+		// Charge for the bytes added, not the whole string: the append is in place.
+		if err := in.charge(e.p, (len(nv.s)-len(cur.s))/4096); err != nil {
 			return err
+		}
+		if len(nv.s) > in.lim.MaxStringLen {
+			return limitErr(e.p, LimitStringLen, "string too long: %d bytes, more than %d", len(nv.s), in.lim.MaxStringLen)
 		}
 		return in.set(e.p, pl, nv)
 	}

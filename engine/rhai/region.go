@@ -59,6 +59,24 @@ func (e *Engine) EvalSeed(path string, src []byte) (string, error) {
 type RegionScript struct {
 	s   *Script
 	out []string
+	// parsed caches tool-call arguments by their JSON text: every render
+	// sees the same calls again, and decoding JSON costs more than copying.
+	parsed map[string]Value
+}
+
+// maxParsed bounds the argument cache; it is simply reset when full.
+const maxParsed = 4096
+
+func (r *RegionScript) args(raw json.RawMessage) Value {
+	if v, ok := r.parsed[string(raw)]; ok {
+		return v.clone() // the script may change its copy
+	}
+	v := jsonValue(raw)
+	if r.parsed == nil || len(r.parsed) >= maxParsed {
+		r.parsed = make(map[string]Value)
+	}
+	r.parsed[string(raw)] = v
+	return v.clone()
 }
 
 // Script returns the compiled script.
@@ -89,7 +107,7 @@ func (r *RegionScript) call(hook string, ctx Value) (Value, error) {
 
 // Render runs render(ctx) and checks the shape of its answer.
 func (r *RegionScript) Render(ctx engine.ScriptContext) (engine.ScriptRender, error) {
-	v, err := r.call("render", RenderCtx(ctx))
+	v, err := r.call("render", renderCtx(ctx, r.args))
 	if err != nil {
 		return engine.ScriptRender{}, err
 	}
@@ -119,7 +137,7 @@ func (r *RegionScript) OnWrite(ctx engine.ScriptContext, e engine.ScriptEntry) (
 // within the entries, else the whole answer is rejected. The result is sorted
 // and without duplicates.
 func (r *RegionScript) OnOverflow(ctx engine.ScriptContext) ([]int, error) {
-	v, err := r.call("on_overflow", OverflowCtx(ctx))
+	v, err := r.call("on_overflow", overflowCtx(ctx, r.args))
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +175,9 @@ func regionValue(r engine.ScriptRegion) Value {
 }
 
 // EntryValue is one entry as render and on_overflow see it.
-func EntryValue(e engine.ScriptEntry) Value {
+func EntryValue(e engine.ScriptEntry) Value { return entryValue(e, jsonValue) }
+
+func entryValue(e engine.ScriptEntry, args func(json.RawMessage) Value) Value {
 	m := make(map[string]Value, 9)
 	m["content"] = String(e.Content)
 	m["tokens"] = Int(int64(e.Tokens))
@@ -174,7 +194,7 @@ func EntryValue(e engine.ScriptEntry) Value {
 			calls[i] = NewMap(map[string]Value{
 				"id":        String(c.ID),
 				"name":      String(c.Name),
-				"arguments": jsonValue(c.Args),
+				"arguments": args(c.Args),
 			})
 		}
 		m["tool_calls"] = NewArray(calls)
@@ -186,20 +206,22 @@ func EntryValue(e engine.ScriptEntry) Value {
 	return NewMap(m)
 }
 
-func entriesValue(es []engine.ScriptEntry) Value {
+func entriesValue(es []engine.ScriptEntry, args func(json.RawMessage) Value) Value {
 	out := make([]Value, len(es))
 	for i, e := range es {
-		out[i] = EntryValue(e)
+		out[i] = entryValue(e, args)
 	}
 	return NewArray(out)
 }
 
 // RenderCtx is render's ctx: region, entries, stage_name, stage_iterations,
 // model and window.
-func RenderCtx(c engine.ScriptContext) Value {
+func RenderCtx(c engine.ScriptContext) Value { return renderCtx(c, jsonValue) }
+
+func renderCtx(c engine.ScriptContext, args func(json.RawMessage) Value) Value {
 	return NewMap(map[string]Value{
 		"region":           regionValue(c.Region),
-		"entries":          entriesValue(c.Entries),
+		"entries":          entriesValue(c.Entries, args),
 		"stage_name":       String(c.StageName),
 		"stage_iterations": Int(int64(c.StageIterations)),
 		"model":            String(c.Model),
@@ -223,10 +245,12 @@ func WriteCtx(c engine.ScriptContext, e engine.ScriptEntry) Value {
 }
 
 // OverflowCtx is on_overflow's ctx: region, entries and needed_tokens.
-func OverflowCtx(c engine.ScriptContext) Value {
+func OverflowCtx(c engine.ScriptContext) Value { return overflowCtx(c, jsonValue) }
+
+func overflowCtx(c engine.ScriptContext, args func(json.RawMessage) Value) Value {
 	return NewMap(map[string]Value{
 		"region":        regionValue(c.Region),
-		"entries":       entriesValue(c.Entries),
+		"entries":       entriesValue(c.Entries, args),
 		"needed_tokens": Int(int64(c.NeededTokens)),
 	})
 }
