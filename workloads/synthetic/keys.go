@@ -29,17 +29,17 @@ func keyLine(data []byte, key string) int {
 		}
 		var cands [][]string
 		if strings.HasPrefix(line, "[[") {
-			name := strings.TrimSpace(strings.Trim(line, "[]"))
-			parts := strings.Split(name, ".")
-			base := name
-			idx := counts[base]
-			counts[base]++
-			last := parts[len(parts)-1]
-			parts[len(parts)-1] = last + "[" + strconv.Itoa(idx) + "]"
+			parts := splitDotted(strings.Trim(line, "[]"))
+			if len(parts) == 0 {
+				continue
+			}
+			name := strings.Join(parts, ".")
+			parts[len(parts)-1] += "[" + strconv.Itoa(counts[name]) + "]"
+			counts[name]++
 			table = parts
 			cands = append(cands, table)
 		} else if strings.HasPrefix(line, "[") {
-			table = strings.Split(strings.TrimSpace(strings.Trim(line, "[]")), ".")
+			table = splitDotted(strings.Trim(line, "[]"))
 			cands = append(cands, table)
 		} else if eq := strings.IndexByte(line, '='); eq > 0 {
 			k := append(append([]string(nil), table...), splitDotted(line[:eq])...)
