@@ -167,19 +167,42 @@ func (c *Context) Assemble() *Request {
 	sysDirty := a.orderChanged || hasCustom || !equalKeys(sysKey, a.sysKey) || a.system == nil
 	var preamble []Message
 	if sysDirty {
-		var blocks []Block
+		// Every block of a region shares its tier and hint, so sorting the
+		// regions (few) instead of the blocks (many) gives the same stable order.
+		type group struct {
+			tier, prio int
+			blocks     []Block
+		}
+		var groups []group
+		n := 0
 		for _, r := range c.regions {
 			if r.hidden || r.kind == KindSlidingWindow {
 				continue
 			}
+			var bs []Block
 			if r.kind == KindCustom {
-				bs, ms := c.renderCustom(r)
-				blocks = append(blocks, bs...)
+				var ms []Message
+				bs, ms = c.renderCustom(r)
 				preamble = append(preamble, ms...)
+			} else {
+				c.renderRegion(r)
+				bs = r.rend.blocks
+			}
+			if len(bs) == 0 {
 				continue
 			}
-			c.renderRegion(r)
-			blocks = append(blocks, r.rend.blocks...)
+			groups = append(groups, group{volTier(&bs[0]), bs[0].Cache.priority(), bs})
+			n += len(bs)
+		}
+		sort.SliceStable(groups, func(i, j int) bool {
+			if groups[i].tier != groups[j].tier {
+				return groups[i].tier < groups[j].tier
+			}
+			return groups[i].prio < groups[j].prio
+		})
+		blocks := make([]Block, 0, n)
+		for _, g := range groups {
+			blocks = append(blocks, g.blocks...)
 		}
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		a.sysKey = sysKey
@@ -223,15 +246,8 @@ func volTier(b *Block) int {
 	return int(b.Volatility)
 }
 
-// finishSystem sorts, retags and flags the system blocks (ENGINE.md §6.3).
+// finishSystem retags and flags the system blocks (ENGINE.md §6.3).
 func finishSystem(blocks []Block) ([]Block, int, uint64) {
-	sort.SliceStable(blocks, func(i, j int) bool {
-		ti, tj := volTier(&blocks[i]), volTier(&blocks[j])
-		if ti != tj {
-			return ti < tj
-		}
-		return blocks[i].Cache.priority() < blocks[j].Cache.priority()
-	})
 	markRecentlyChanged(blocks)
 	markSystemBreakpoints(blocks)
 	tokens := 0

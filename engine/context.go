@@ -270,8 +270,17 @@ func (c *Context) CheckInvariants() error {
 		if r.tokens > r.max {
 			return fmt.Errorf("region '%s' holds %d tokens over its budget of %d", r.name, r.tokens, r.max)
 		}
-		if r.kind == KindSlidingWindow && len(r.entries) > r.def.MaxItems+max(r.def.Overflow, r.def.CompactCount)+1 && r.def.Strategy != StrategyPerItem {
-			return fmt.Errorf("region '%s' holds %d entries, past max_items %d and its strategy's slack", r.name, len(r.entries), r.def.MaxItems)
+		if r.kind == KindSlidingWindow {
+			slack := 0
+			switch r.def.Strategy {
+			case StrategyBulk:
+				slack = r.def.Overflow
+			case StrategyCompact:
+				slack = r.def.CompactCount
+			}
+			if len(r.entries) > r.def.MaxItems+slack {
+				return fmt.Errorf("region '%s' holds %d entries, past max_items %d and its strategy's slack of %d", r.name, len(r.entries), r.def.MaxItems, slack)
+			}
 		}
 		total += sum
 	}

@@ -281,7 +281,7 @@ func (c *Context) enforceSliding(r *region) {
 		// D4: fold the oldest compact_count entries into one summary entry.
 		if len(r.entries) > d.MaxItems+d.CompactCount && d.CompactCount > 0 {
 			n := 0
-			for n < d.CompactCount && n < len(r.entries) {
+			for n < max(d.CompactCount, 2) && n < len(r.entries) {
 				n += r.groupSize(n)
 			}
 			c.foldOldest(r, n)
