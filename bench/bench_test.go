@@ -58,6 +58,17 @@ func benchCells(b *testing.B) []Cell {
 	return cells
 }
 
+// simulateSafe turns a panic of the simulator into an error, so that one
+// broken cell fails its own sub-benchmark, not the whole run.
+func simulateSafe(ctx context.Context, c Cell) (res Result, events int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v%s", p, panicFrames())
+		}
+	}()
+	return simulate(ctx, c)
+}
+
 // BenchmarkRuns runs each cell of the bench grid as a sub-benchmark named
 // workload=…/policy=…/model=…/window=…; one b.Loop iteration is one whole
 // run, and every metric is reported, so that
@@ -76,7 +87,7 @@ func BenchmarkRuns(b *testing.B) {
 			var res Result
 			var err error
 			for b.Loop() {
-				if res, err = Simulate(ctx, c); err != nil {
+				if res, _, err = simulateSafe(ctx, c); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -101,7 +112,7 @@ func BenchmarkEngine(b *testing.B) {
 				var events, requests int
 				start := time.Now()
 				for b.Loop() {
-					res, n, err := simulate(ctx, c)
+					res, n, err := simulateSafe(ctx, c)
 					if err != nil {
 						b.Fatal(err)
 					}
