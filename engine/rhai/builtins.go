@@ -85,6 +85,24 @@ func (in *interp) callBuiltinFn(p Pos, name string, args []Value) (Value, error)
 		if len(args) == 2 && args[0].k == KindInt && args[1].k == KindInt {
 			return rangeValue(args[0].n, args[1].n, false), nil
 		}
+		if len(args) == 3 && args[0].k == KindInt && args[1].k == KindInt && args[2].k == KindInt {
+			// A stepped range is materialised: for loops iterate arrays.
+			from, to, step := args[0].n, args[1].n, args[2].n
+			if step == 0 {
+				return Value{}, errAt(p, "range: step must not be zero")
+			}
+			var out []Value
+			for x := from; (step > 0 && x < to) || (step < 0 && x > to); x += step {
+				if err := in.checkArray(p, len(out)+1); err != nil {
+					return Value{}, err
+				}
+				out = append(out, Int(x))
+				if (step > 0 && x > math.MaxInt64-step) || (step < 0 && x < math.MinInt64-step) {
+					break
+				}
+			}
+			return NewArray(out), nil
+		}
 	case "max", "min":
 		if len(args) == 2 {
 			c, ok := compare(args[0], args[1])

@@ -483,11 +483,21 @@ func (in *interp) evalFor(e *forExpr) (Value, error) {
 	}
 	// step runs the body once; done reports a break.
 	step := func(v Value, i int64) (bool, error) {
+		// One variable serves every iteration: closures that capture it
+		// share it, and see its last value, as in Rhai.
 		b := &in.scope[base]
-		b.v, b.cell = v, nil
+		if b.cell != nil {
+			*b.cell = v
+		} else {
+			b.v = v
+		}
 		if e.idx != "" {
 			ib := &in.scope[base+1]
-			ib.v, ib.cell = Int(i), nil
+			if ib.cell != nil {
+				*ib.cell = Int(i)
+			} else {
+				ib.v = Int(i)
+			}
 		}
 		_, err := in.evalBlock(e.body)
 		switch err {
@@ -938,6 +948,9 @@ func (in *interp) get(pl *place) Value {
 	case pThis:
 		return *in.this
 	case pElem:
+		if pl.i >= len(pl.arr.Elems) {
+			return Value{} // the array shrank under us; set reports it
+		}
 		return pl.arr.Elems[pl.i]
 	case pKey:
 		return pl.m.M[pl.key]
@@ -964,6 +977,9 @@ func (in *interp) set(p Pos, pl *place, v Value) error {
 	case pThis:
 		*in.this = v
 	case pElem:
+		if pl.i >= len(pl.arr.Elems) {
+			return errAt(p, "array index %d out of bounds: the array shrank to %d elements during the operation", pl.i, len(pl.arr.Elems))
+		}
 		pl.arr.Elems[pl.i] = v
 	case pKey:
 		if _, exists := pl.m.M[pl.key]; !exists {
@@ -987,6 +1003,9 @@ func (in *interp) set(p Pos, pl *place, v Value) error {
 		}
 		s := in.get(pl.inner).s
 		rs := []rune(s)
+		if pl.i >= len(rs) {
+			return errAt(p, "character index %d out of bounds: the string shrank to %d characters during the operation", pl.i, len(rs))
+		}
 		rs[pl.i] = r
 		return in.set(p, pl.inner, String(string(rs)))
 	case pTemp:
@@ -1177,6 +1196,10 @@ func (in *interp) callMethod(p Pos, name string, recv *Value, args []Value) (Val
 		v, err := in.callScript(p, f, args, &r)
 		*recv = r
 		return v, err
+	}
+	if name == "call" && recv.k != KindFn && len(args) > 0 && args[0].k == KindFn {
+		// x.call(f, …) runs f with `this` bound to x.
+		return in.callPtrThis(p, args[0].fn(), args[1:], recv)
 	}
 	if recv.k == KindFn {
 		switch name {

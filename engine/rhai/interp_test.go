@@ -258,6 +258,10 @@ func TestValueSemantics(t *testing.T) {
 		{name: "pushed value is a copy", src: "let a = []; let b = [1]; a.push(b); b.push(2); a", want: "[[1]]"},
 		{name: "callbacks get copies", src: "let a = [[1]]; a.filter(|x| { x.push(2); true }); a.map(|x| { x.push(3); x }); a.some(|x| { x.clear(); false }); a", want: "[[1]]"},
 		{name: "closure capture of the loop var", src: "let a = [[1]]; let fs = []; for x in a { fs.push(|| x.push(2)); } fs[0].call(); a", want: "[[1]]"},
+		{name: "array shrinking under a method call", src: "let a = [[1], [2]]; a[1].push(a.pop()); a", want: "[[1]]"},
+		{name: "string shrinking under an assignment", src: `let s = "abc"; s[2] = { s.clear(); 'x' };`, err: "character index 2 out of bounds"},
+		{name: "array shrinking under a string method", src: `let a = ["x", "y"]; a[1].append(a.pop());`, err: "shrank to 1 elements"},
+		{name: "array shrinking under an index assignment", src: "let a = [1, 2]; a[1] += { a.clear(); 1 };", err: "array index 1 out of bounds"},
 		{name: "map literal copies", src: "let b = [1]; let m = #{b: b}; b.push(2); m.b", want: "[1]"},
 	})
 }
@@ -268,6 +272,10 @@ func TestClosuresAndPointers(t *testing.T) {
 		{name: "closure called by name", src: "let f = |x, y| x * y; f(3, 4)", want: "12"},
 		{name: "call function", src: "let f = |x| x * 2; call(f, 21)", want: "42"},
 		{name: "zero-parameter closure", src: "let f = || 7; f.call()", want: "7"},
+		{name: "loop closures share the loop variable", src: "let fs = []; for i in range(0, 3) { fs.push(|| i); } fs.map(|f| f.call())", want: "[2, 2, 2]"},
+		{name: "call with this", src: "let x = 20; let f = |a| this += a; x.call(f, 2); x", want: "22"},
+		{name: "stepped range", src: "let out = []; for i in range(10, 0, -3) { out.push(i); } out", want: "[10, 7, 4, 1]"},
+		{name: "zero step", src: "range(0, 1, 0)", err: "step must not be zero"},
 		{name: "closure captures", src: "let n = 10; let f = |x| x + n; f.call(1)", want: "11"},
 		{name: "captured variables are shared", src: "let c = 0; let f = || c += 1; f.call(); f.call(); c", want: "2"},
 		{name: "closure block body", src: "let f = |x| { let y = x * 2; y + 1 }; f.call(3)", want: "7"},
