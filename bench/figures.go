@@ -85,12 +85,11 @@ func DrawFigures(dir string, wt *WorkloadTable, slug string) ([]FigureFile, erro
 	if sw == 0 {
 		return out, nil
 	}
-	// 2. Request and prefix-stable tokens per request.
+	// 2. Request and prefix-stable tokens per request: the plain flat list
+	// against each region layout (with the compacting flat list as well when
+	// no region layout ran), so the figure stays readable.
 	var runs []plots.RunSeries
-	for _, pol := range wt.Policies {
-		if PolicyLayout(pol) == LayoutReference {
-			continue
-		}
+	for _, pol := range requestPolicies(wt) {
 		s := seriesRun(wt, pol, sw)
 		if s == nil || len(s.RequestTokens) == 0 {
 			continue
@@ -167,6 +166,24 @@ func DrawFigures(dir string, wt *WorkloadTable, slug string) ([]FigureFile, erro
 		}
 	}
 	return out, nil
+}
+
+// requestPolicies picks the runs of the request figure.
+func requestPolicies(wt *WorkloadTable) []string {
+	flat := wt.policiesOf(LayoutFlat)
+	regions := wt.policiesOf(LayoutRegions)
+	var out []string
+	if len(flat) > 0 {
+		out = append(out, flat[0])
+	}
+	if len(regions) == 0 {
+		for _, p := range flat[min(1, len(flat)):] {
+			if p == "flat-compact" {
+				out = append(out, p)
+			}
+		}
+	}
+	return append(out, regions...)
 }
 
 // seriesRun returns the series of the first seed that recorded one.
