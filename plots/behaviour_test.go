@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 var nan = math.NaN()
@@ -294,5 +297,54 @@ func TestNoDataNote(t *testing.T) {
 				t.Errorf("\"no data\" shown = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestLongTitleShrinks(t *testing.T) {
+	width := vg.Points(400)
+	short := titleStyle("Coder", width)
+	if short.Font.Size != figureTitleSize {
+		t.Errorf("short title at %v pt, want %v", short.Font.Size, figureTitleSize)
+	}
+	long := strings.Repeat("cc-spotter-258c7280 (recorded) ", 2)
+	ts := titleStyle(long, width)
+	if ts.Font.Size >= figureTitleSize || ts.Width(long) > width {
+		t.Errorf("long title at %v pt is %v wide, want it shrunk to fit %v", ts.Font.Size, ts.Width(long), width)
+	}
+	huge := titleStyle(strings.Repeat("x", 2000), width)
+	if huge.Font.Size != minTitleSize {
+		t.Errorf("very long title at %v pt, want the minimum %v", huge.Font.Size, minTitleSize)
+	}
+}
+
+// TestConcurrentWrites: one figure written from several goroutines gives the same bytes
+// every time (run with -race to check the locking).
+func TestConcurrentWrites(t *testing.T) {
+	f := RecallDepth("t", sampleDepth())
+	var want bytes.Buffer
+	if err := f.WriteSVG(&want); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 4 {
+		wg.Go(func() {
+			var got bytes.Buffer
+			if err := f.WriteSVG(&got); err != nil {
+				errs <- err.Error()
+				return
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				errs <- "a concurrent write differs"
+			}
+			if err := f.WritePNG(&bytes.Buffer{}); err != nil {
+				errs <- err.Error()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -24,7 +26,7 @@ const PNGDPI = 144
 
 // A Figure is a titled grid of plots with one shared legend. Build one with WindowPanels,
 // RequestSeries, Occupancy or RecallDepth; a Figure is immutable afterwards and may be
-// written any number of times.
+// written any number of times, from any goroutine.
 type Figure struct {
 	title         string
 	width, height vg.Length
@@ -37,6 +39,7 @@ type Figure struct {
 	// entries that belong together (a run's request and prefix lines) share a row.
 	legendGroup int
 	err         error
+	mu          sync.Mutex // gonum's Plot.Draw may adjust axes: writes take turns
 }
 
 // legendEntry is one line of the legend: thumbnails drawn on top of each other, then text.
@@ -169,10 +172,13 @@ func textStyle(f font.Font, size float64) text.Style {
 	}
 }
 
-// render draws the figure on c. gonum/plot reports some impossible states by panicking;
+// render draws the figure on c; mu keeps two writes of one figure from drawing its plots
+// at the same time. gonum/plot reports some impossible states by panicking;
 // the constructors validate data so that none should happen, and a recovered panic becomes
 // an error rather than taking a whole sweep down.
 func (f *Figure) render(c draw.Canvas) (err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("plots: drawing %q: %v", f.title, r)
@@ -183,9 +189,7 @@ func (f *Figure) render(c draw.Canvas) (err error) {
 	c = draw.Crop(c, figurePad, -figurePad, figurePad, -figurePad)
 
 	if f.title != "" {
-		ts := textStyle(boldFont, figureTitleSize)
-		ts.XAlign = draw.XCenter
-		ts.YAlign = draw.YTop
+		ts := titleStyle(f.title, c.Max.X-c.Min.X)
 		c.FillText(ts, vg.Point{X: c.Center().X, Y: c.Max.Y}, f.title)
 		c.Max.Y -= ts.Rectangle(f.title).Size().Y + figurePad
 	}
@@ -224,6 +228,22 @@ func (f *Figure) render(c draw.Canvas) (err error) {
 	}
 	return nil
 }
+
+// titleStyle is the figure title's style, its size reduced (to no less than minTitleSize)
+// when the title would not fit the width: titles carry workload and trace names of any
+// length.
+func titleStyle(title string, width vg.Length) text.Style {
+	ts := textStyle(boldFont, figureTitleSize)
+	ts.XAlign = draw.XCenter
+	ts.YAlign = draw.YTop
+	if w := ts.Width(title); w > width {
+		size := max(minTitleSize, math.Floor(10*figureTitleSize*float64(width/w))/10)
+		ts.Font.Size = font.Length(size)
+	}
+	return ts
+}
+
+const minTitleSize = 8
 
 type legendLayout struct {
 	cols, rows int
