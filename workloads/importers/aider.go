@@ -41,6 +41,7 @@ func importAider(b *builder, br *bufio.Reader) error {
 		userOK  bool
 		tn      aiderTurn
 		inIntro bool // the "> " banner after "# aider chat started at"
+		started bool
 		nCalls  int
 	)
 	flushUser := func() error {
@@ -91,6 +92,15 @@ func importAider(b *builder, br *bufio.Reader) error {
 			if err := flushTurn(); err != nil {
 				return err
 			}
+			if started {
+				// A new aider process starts with an empty chat: the
+				// context is reset, which replays as a compaction without
+				// a summary.
+				if err := b.compaction(trace.Compaction{Trigger: "session"}, t); err != nil {
+					return err
+				}
+			}
+			started = true
 			ts, err := time.ParseInLocation("2006-01-02 15:04:05", strings.TrimPrefix(s, "# aider chat started at "), time.UTC)
 			if err != nil {
 				if err := b.warn(line, "aider: session start %q: want YYYY-MM-DD HH:MM:SS", s); err != nil {

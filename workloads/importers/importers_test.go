@@ -136,7 +136,9 @@ func clipS(s string) string {
 //	    and .response.status_code==200)' | count; side calls = the other 47 requests;
 //	    tool calls = distinct "type":"tool_use","id" in the main responses' body_raw;
 //	    one /compact restart (PROVENANCE.md)
-//	aider: usage = grep -c '^> Tokens:'; user messages = runs of '^#### ' lines (awk)
+//	aider: usage = grep -c '^> Tokens:'; user messages = runs of '^#### ' lines (awk);
+//	    compactions = grep -c '^# aider chat started at' minus one (each new
+//	    session starts with an empty chat)
 //	swe-agent: tool calls = jq '.trajectory|length' (one action per step)
 //
 // They agree with PROVENANCE.md (150, 186 and 242 tool calls; 139, 152 and
@@ -153,7 +155,7 @@ func TestRealSampleCounts(t *testing.T) {
 		{file: "cc-spotter-ae4a77f8.jsonl", format: FormatClaudeCode, toolCalls: 242, usage: 217, compactions: 1},
 		{file: "cc-spotter-4d5611e5.agent-acompact-e1f845.jsonl", format: FormatClaudeCode, toolCalls: 0, usage: 1, compactions: 0},
 		{file: "api-claudetrace-cc106-test-traffic.jsonl", format: FormatClaudeTrace, toolCalls: 12, usage: 17, compactions: 1, side: 47},
-		{file: "aider-afi-core.chat.history.md", format: FormatAider, usage: 39, users: 49, checkUsers: true, toolCalls: -1},
+		{file: "aider-afi-core.chat.history.md", format: FormatAider, usage: 39, users: 49, checkUsers: true, toolCalls: -1, compactions: 8},
 		{file: "swe-gpt4-pydicom-1458.traj", format: FormatSWEAgent, toolCalls: 12, usage: 0, compactions: 0},
 	}
 	for _, tt := range tests {
