@@ -6,8 +6,8 @@
 //
 // Four figures cover the report of DESIGN.md §8:
 //
-//   - [WindowPanels]: side-by-side metric panels against the model window (log2 axis,
-//     ticks 8K, 16K, …, 1M, 2M), one line per policy;
+//   - [WindowPanels]: side-by-side metric panels against the model window (log axis with
+//     a tick at every window swept: 8K, 16K, …, 1M, 2M), one line per policy;
 //   - [RequestSeries]: request tokens (solid) and prefix-stable tokens (dashed) per request
 //     of one run per policy, with the window as a reference line;
 //   - [Occupancy]: region occupancy over a run, stacked in the blueprint's region order;
@@ -21,8 +21,13 @@
 //
 // Bad data (mismatched lengths, infinities, non-positive values on a log axis, negative
 // occupancy) does not panic: the constructor records the error and every Write or Save
-// returns it, naming the series and the point. NaN marks a gap in a line.
+// returns it, naming the series and the point. NaN marks a gap in a line; a plot without
+// any data says "no data". Runs of thousands of requests are thinned for drawing (the
+// least and greatest value of each small bucket are kept), so cliffs and spikes survive
+// and files stay small.
 //
-// Output is deterministic: the same data gives byte-identical SVG. Save writes each file
-// through a temporary file and a rename, so a reader never sees half a figure.
+// Output is deterministic: the same data gives byte-identical SVG (text in Liberation Sans,
+// which ships with gonum/plot; SVG names Arial, its metric twin, as the fallback). Save
+// writes each file through a temporary file and a rename, so a reader never sees half a
+// figure.
 package plots
