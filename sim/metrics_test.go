@@ -204,3 +204,17 @@ func TestMetricsJSON(t *testing.T) {
 		t.Error("unknown key settable")
 	}
 }
+
+// A request with nothing in it (an assistant turn before any content, or a
+// window too small for the only message) is measured, not a crash.
+func TestMetricsEmptyRequest(t *testing.T) {
+	for _, p := range []string{"flat", "unbounded", "clairvoyant", "as-recorded", "flat-compact", "flat-clear-tools"} {
+		t.Run(p, func(t *testing.T) {
+			b := (&tb{}).asst("a1", 1, 1).user("u1", 5000).asst("a2", 1, 1)
+			res := run(t, b, Config{Policy: p, Model: testProfile("anthropic"), Window: 1000})
+			if res.Metrics.Get("requests") != 2 {
+				t.Errorf("requests %v", res.Metrics.Get("requests"))
+			}
+		})
+	}
+}

@@ -40,17 +40,22 @@ type env struct {
 
 // newBlock makes a block, counting its tokens once.
 func (e *env) newBlock(kind BlockKind, id, text string, size int, facts []trace.Fact) *Block {
+	return e.newBlockHashed(kind, id, text, size, facts, hashContent(kind, id, text, size))
+}
+
+// newBlockHashed is newBlock for content whose hash is known already.
+func (e *env) newBlockHashed(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64) *Block {
 	b := &Block{ID: id, Kind: kind, Text: text, Size: size, since: -1, nextUse: -1,
 		exempt: kind == BlockTask || kind == BlockSystem, Refetched: e.refetching}
 	if len(facts) > 0 {
 		b.Facts = append([]trace.Fact(nil), facts...)
 	}
 	if text != "" {
-		b.Tokens = e.tok.Count(text)
+		b.Tokens = countText(e.tok, text)
 	} else {
 		b.Tokens = e.tok.CountBytes(size)
 	}
-	b.Hash = hashContent(kind, id, text, size)
+	b.Hash = hash
 	st, known := e.content[id]
 	if !known {
 		e.arrived += int64(b.Tokens)
@@ -372,4 +377,15 @@ func (f *future) nextUse(id string) int {
 		return math.MaxInt
 	}
 	return u[0]
+}
+
+// countText counts text with tok, except that a trailing run of the filler
+// that stands in for elided content counts as bytes (a BPE would make a few
+// tokens of it).
+func countText(tok Tokenizer, text string) int {
+	body := strings.TrimRight(text, fillerByte)
+	if n := len(text) - len(body); n >= 16 {
+		return tok.Count(body) + tok.CountBytes(n)
+	}
+	return tok.Count(text)
 }

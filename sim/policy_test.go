@@ -152,7 +152,7 @@ func TestParsePolicy(t *testing.T) {
 		{"flat-compact(threshold=150000)", "flat-compact", "", 1},
 		{"flat-clear-tools(trigger=1000, keep=5)", "flat-clear-tools", "", 2},
 		{"regions:coder", "regions", "coder", 0},
-		{"regions:../bp/agent.leviath(reserve=100)", "regions", "../bp/agent.leviath", 1},
+		{"regions:../bp/agent.leviath", "regions", "../bp/agent.leviath", 0},
 		{"clairvoyant()", "clairvoyant", "", 0},
 	}
 	for _, c := range good {

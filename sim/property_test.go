@@ -98,7 +98,7 @@ func TestPropertyClairvoyantBound(t *testing.T) {
 }
 
 func TestPropertyDeterministic(t *testing.T) {
-	for _, p := range []string{"flat", "flat-compact", "flat-clear-tools", "clairvoyant", "unbounded"} {
+	for _, p := range []string{"flat", "flat-compact", "flat-clear-tools", "clairvoyant", "unbounded", "regions:coder"} {
 		t.Run(p, func(t *testing.T) {
 			cfg := Config{Policy: p, Model: testProfile("openai"), Window: 16384, Seed: 3}
 			a := mustJSON(t, runRandom(t, 3, 200, cfg))

@@ -1,12 +1,360 @@
 package sim
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ctxsim/ctxsim/blueprints"
+	"github.com/ctxsim/ctxsim/engine"
+	"github.com/ctxsim/ctxsim/engine/rhai"
+	"github.com/ctxsim/ctxsim/sim/trace"
+)
 
 // regionsAvailable reports whether the region engine is built in.
-const regionsAvailable = false
+const regionsAvailable = true
 
-// newRegionPolicy builds the region-engine policy. The engine is being
-// written in parallel; until it lands this reports that it is unavailable.
-func newRegionPolicy(spec PolicySpec, e *env, budget int) (policy, error) {
-	return nil, &SpecError{Spec: "regions:" + spec.Arg, Err: errors.New("the region engine is not available in this build yet")}
+// regionPolicy runs the region engine on a blueprint: tool results are
+// routed, context ops and stages applied, and the engine's own evictions,
+// compactions and summariser calls are counted. The engine counts tokens as
+// the reference runtime does (bytes/4); the simulator measures its requests
+// with the profile's tokenizer.
+type regionPolicy struct {
+	env  *env
+	bp   *engine.Blueprint
+	opt  engine.Options
+	ctx  *engine.Context
+	err  error
+	sys  []string // system texts seen before the engine started
+	task string
+
+	callEvent map[string]string // tool call id -> tool_result event id
+	refetched map[string]bool   // call ids of refetch calls
+	kinds     map[string]engine.Kind
+	firstPin  string
+
+	cache  map[uint64]*Block // converted engine blocks by content key
+	prev   []*Block
+	req    Request
+	nreq   int
+	warned map[string]bool
+}
+
+// loadBlueprint reads regions:<arg>: an embedded blueprint name, or a path.
+func loadBlueprint(arg string) (*engine.Blueprint, string, error) {
+	for _, n := range blueprints.Names() {
+		if n == arg {
+			data, err := blueprints.Source(n)
+			if err != nil {
+				return nil, "", err
+			}
+			bp, err := engine.ParseBlueprint(n+".leviath", data, "")
+			return bp, "", err
+		}
+	}
+	if _, err := os.Stat(arg); err != nil {
+		return nil, "", fmt.Errorf("blueprint %q: not an embedded blueprint (%s) nor a readable file: %w", arg, strings.Join(blueprints.Names(), ", "), err)
+	}
+	bp, err := engine.LoadBlueprint(arg)
+	return bp, filepath.Dir(arg), err
+}
+
+func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
+	bp, dir, err := loadBlueprint(spec.Arg)
+	if err != nil {
+		return nil, err
+	}
+	scripts, err := rhai.NewEngine(rhai.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	p := &regionPolicy{env: e, bp: bp,
+		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
+		callEvent: map[string]string{}, refetched: map[string]bool{}, kinds: map[string]engine.Kind{},
+		cache: map[uint64]*Block{}, warned: map[string]bool{}}
+	// Validate now, so that a blueprint that cannot run at this window fails
+	// the run before any event.
+	probe := p.opt
+	if _, err := engine.New(bp, probe); err != nil {
+		return nil, fmt.Errorf("regions:%s: %w", spec.Arg, err)
+	}
+	return p, nil
+}
+
+func (p *regionPolicy) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	// Warnings name their kind, not every instance: keep the first of each.
+	key := msg
+	if i := strings.IndexByte(msg, ':'); i > 0 {
+		key = msg[:i]
+	}
+	if !p.warned[key] && len(p.warned) < 50 {
+		p.warned[key] = true
+		p.env.warnings = append(p.env.warnings, "regions: "+msg)
+	}
+}
+
+// start creates the engine once the task is known (or the first event that
+// needs the engine arrives).
+func (p *regionPolicy) start() bool {
+	if p.ctx != nil || p.err != nil {
+		return p.ctx != nil
+	}
+	opt := p.opt
+	opt.Task = p.task
+	c, err := engine.New(p.bp, opt)
+	if errors.Is(err, engine.ErrTaskNotAccepted) {
+		opt.Task = ""
+		c, err = engine.New(p.bp, opt)
+		if err == nil && p.task != "" {
+			p.warn("blueprint %s takes no task input: the task is the first user message", p.bp.Name)
+			p.check("task", c.AddUser(p.task))
+		}
+	}
+	if err != nil {
+		p.err = err
+		p.warn("engine: %v", err)
+		return false
+	}
+	p.ctx = c
+	for _, u := range c.Occupancy() {
+		p.kinds[u.Name] = u.Kind
+		if u.Kind == engine.KindPinned && p.firstPin == "" {
+			p.firstPin = u.Name
+		}
+	}
+	for _, s := range p.sys {
+		p.addSystem(s)
+	}
+	p.sys = nil
+	return true
+}
+
+func (p *regionPolicy) check(what string, err error) {
+	if err != nil {
+		p.warn("%s: %v", what, err)
+	}
+}
+
+func (p *regionPolicy) addSystem(text string) {
+	if p.firstPin == "" {
+		p.warn("blueprint %s has no pinned region: the trace's system prompt is not carried", p.bp.Name)
+		return
+	}
+	p.check("system prompt", p.ctx.Write(p.firstPin, text))
+}
+
+// content is an event's text, or for elided content a stand-in of the same
+// size that holds the facts verbatim (so that routing, budgets and fact
+// presence all see what the real content would show).
+func content(ev *trace.Event) string {
+	if ev.Text != "" || ev.Size == 0 {
+		return ev.Text
+	}
+	var sb strings.Builder
+	for _, f := range ev.Facts {
+		sb.WriteString(f.Text)
+		sb.WriteByte('\n')
+	}
+	if n := ev.Size - sb.Len(); n > 0 {
+		sb.WriteString(strings.Repeat(fillerByte, n))
+	}
+	return sb.String()
+}
+
+// fillerByte pads elided content; countText counts a run of it as bytes, not
+// as the few tokens a BPE would make of it.
+const fillerByte = "~"
+
+func (p *regionPolicy) observe(ev *trace.Event) {
+	switch ev.Kind {
+	case trace.KindSystem:
+		if p.ctx == nil {
+			p.sys = append(p.sys, content(ev))
+			return
+		}
+		p.addSystem(content(ev))
+	case trace.KindTask:
+		if p.ctx == nil && p.task == "" {
+			p.task = content(ev)
+			return
+		}
+		if p.start() {
+			p.check("task", p.ctx.AddUser(content(ev)))
+		}
+	case trace.KindUser:
+		if p.start() {
+			p.check("user", p.ctx.AddUser(content(ev)))
+		}
+	case trace.KindAssistant:
+		if !p.start() {
+			return
+		}
+		calls := make([]engine.ToolCall, len(ev.ToolCalls))
+		for i, c := range ev.ToolCalls {
+			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
+			if p.env.refetching {
+				p.refetched[c.ID] = true
+			}
+		}
+		text := ev.Text
+		if text == "" && ev.Size > 0 {
+			text = content(ev)
+		}
+		p.check("assistant", p.ctx.AddAssistant(text, calls))
+	case trace.KindToolResult:
+		if !p.start() {
+			return
+		}
+		p.callEvent[ev.CallID] = ev.ID
+		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: content(ev), IsError: ev.IsError})
+		p.check("tool result", err)
+	case trace.KindContextOp:
+		if p.start() {
+			_, err := p.ctx.CallTool(ev.Op.Tool, ev.Op.Args)
+			p.check("context op "+ev.Op.Tool, err)
+		}
+	case trace.KindStage:
+		if !p.start() {
+			return
+		}
+		if ev.Stage.Transition != "" {
+			if err := p.ctx.Transition(ev.Stage.Transition); err == nil {
+				return
+			}
+		}
+		p.check("stage "+ev.Stage.To, p.ctx.EnterStage(ev.Stage.To))
+	}
+}
+
+// drain counts what the engine did on its own since the last request.
+func (p *regionPolicy) drain() {
+	for _, ev := range p.ctx.Drain() {
+		switch ev.Kind {
+		case engine.EventEvict, engine.EventClear:
+			p.env.evictions += max(1, ev.Entries)
+		case engine.EventCompact, engine.EventRecompact:
+			p.env.compactions++
+		case engine.EventSummarize:
+			p.env.sumIn += ev.InputTokens
+			p.env.sumOut += ev.OutputTokens
+		case engine.EventDrop:
+			p.env.evictions += max(1, ev.Entries)
+			p.warn("dropped: %s", ev.Message)
+		case engine.EventWarning:
+			p.warn("engine warning: %s", ev.Message)
+		}
+	}
+}
+
+func blockKey(eb *engine.Block) uint64 {
+	h := eb.Hash
+	h = chain(h, hashRegion(eb.Region))
+	return chain(h, uint64(eb.Role)<<8|uint64(eb.Type))
+}
+
+func hashRegion(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// convert makes the simulator block of an engine block.
+func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
+	kind := BlockRegion
+	id := fmt.Sprintf("%s#%016x", eb.Region, eb.Hash)
+	text := eb.Text
+	switch eb.Type {
+	case engine.BlockToolResult:
+		kind = BlockToolResult
+		if evID, ok := p.callEvent[eb.ToolCallID]; ok {
+			id = evID
+		}
+	case engine.BlockToolUse:
+		kind = BlockAssistant
+		text = fmt.Sprintf("<tool_use id=%q name=%q>%s</tool_use>", eb.ToolCallID, eb.ToolName, eb.Args)
+	default:
+		switch eb.Role {
+		case engine.RoleUser:
+			kind = BlockUser
+		case engine.RoleAssistant:
+			kind = BlockAssistant
+		}
+	}
+	// The engine hashed the content already; the key adds region, role and type.
+	b := p.env.newBlockHashed(kind, id, text, 0, nil, key)
+	b.Region = eb.Region
+	b.key = key
+	if eb.Role == engine.RoleSystem && p.kinds[eb.Region] == engine.KindPinned {
+		b.exempt = true // instructions and the task, as for flat policies
+	}
+	if p.refetched[eb.ToolCallID] {
+		b.Refetched = true
+	}
+	return b
+}
+
+func (p *regionPolicy) request() *Request {
+	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
+	if !p.start() {
+		return &p.req
+	}
+	er := p.ctx.Assemble()
+	p.drain()
+	p.nreq++
+	k := 0
+	add := func(eb *engine.Block, mark bool) {
+		key := blockKey(eb)
+		var b *Block
+		switch {
+		case k < len(p.prev) && p.prev[k].key == key:
+			b = p.prev[k]
+			k++
+		default:
+			if c, ok := p.cache[key]; ok {
+				b = c
+				k = c.pos + 1
+			} else {
+				b = p.convert(eb, key)
+				p.cache[key] = b
+			}
+		}
+		b.pos = len(p.req.Blocks)
+		b.used = p.nreq
+		p.req.Blocks = append(p.req.Blocks, b)
+		if mark {
+			p.req.Marks = append(p.req.Marks, CacheMark{Index: len(p.req.Blocks) - 1, TTL: "5m"})
+		}
+	}
+	for i := range er.System {
+		add(&er.System[i], er.System[i].Breakpoint)
+	}
+	for i := range er.Messages {
+		m := &er.Messages[i]
+		for j := range m.Blocks {
+			add(&m.Blocks[j], m.Blocks[j].Breakpoint || (m.Breakpoint && j == len(m.Blocks)-1))
+		}
+	}
+	p.prev = append(p.prev[:0], p.req.Blocks...)
+	for _, u := range p.ctx.Occupancy() {
+		if u.Tokens > 0 {
+			p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
+		}
+	}
+	sort.Slice(p.req.Regions, func(i, j int) bool { return p.req.Regions[i].Name < p.req.Regions[j].Name })
+	// Forget converted blocks that left the request a while ago.
+	if p.nreq%512 == 0 {
+		for key, b := range p.cache {
+			if b.used < p.nreq-8 {
+				delete(p.cache, key)
+			}
+		}
+	}
+	return &p.req
 }

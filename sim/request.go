@@ -56,6 +56,11 @@ type Block struct {
 	exempt           bool  // task and system content are never dead
 	taskState        uint8 // 0 unknown, 1 lacks the task text, 2 holds it
 	nextUse          int   // clairvoyant: position of the next probe using the content
+
+	// Region policy state.
+	key  uint64 // engine block identity
+	pos  int    // index in the last request that held it
+	used int    // last request that held it
 }
 
 // Has reports whether the block holds the fact: listed among its facts or, for

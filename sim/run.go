@@ -405,8 +405,9 @@ func (r *runner) infer(ev *trace.Event) {
 		r.env.refetching = true
 		r.pol.observe(&call)
 		wait := 0.0
-		for _, src := range results {
+		for i, src := range results {
 			cp := *src
+			cp.CallID = calls[i].ID // the result answers the re-issued call
 			r.pol.observe(&cp)
 			wait = math.Max(wait, src.Latency)
 		}
@@ -572,7 +573,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
 	// Waste: refetched content counts as refetch; other content is dead until
 	// a later probe uses it; what was sent before and missed the cache is
 	// re-prefill. Only blocks past the cache-read point are walked.
-	m.refetch += int64(v.rcum[n-1])
+	if n > 0 {
+		m.refetch += int64(v.rcum[n-1])
+	}
 	for i := sort.SearchInts(v.cum, use.Read+1); i < n; i++ {
 		b := blocks[i]
 		if !b.sent || b.Refetched {

@@ -43,7 +43,7 @@ var policyParams = map[string][]string{
 	"flat-keep-system": {"reserve"},
 	"flat-compact":     {"reserve", "threshold", "keep", "summary"},
 	"flat-clear-tools": {"reserve", "trigger", "keep"},
-	"regions":          {"reserve"},
+	"regions":          {},
 	"as-recorded":      {},
 	"unbounded":        {},
 	"clairvoyant":      {"reserve"},
