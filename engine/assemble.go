@@ -109,6 +109,11 @@ type rendered struct {
 	blocks      []Block
 	chunkStarts []int
 	msgs        []Message
+	// Single-block regions that only grew since the last render extend
+	// their text and hash instead of rebuilding them.
+	text  strings.Builder
+	count int    // entries in text
+	hash  uint64 // FNV state after text
 }
 
 type assembler struct {
@@ -463,13 +468,7 @@ func (c *Context) renderRegion(r *region) {
 	r.rend.valid, r.rend.version, r.dirtyFrom = true, r.version, -1
 }
 
-func (r *region) newestStamp() uint64 {
-	var s uint64
-	for _, e := range r.entries {
-		s = max(s, e.stamp)
-	}
-	return s
-}
+func (r *region) newestStamp() uint64 { return r.lastStamp }
 
 func labelled(r *region, body string) string {
 	if r.def.DescribeInPrompt && r.def.Description != "" {
@@ -513,9 +512,29 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	}
 	stamp := r.newestStamp()
 	if r.def.Volatility != VolatilityGrows {
-		b := c.sysBlock(r, head(true)+r.joined(), hint, r.tokens)
-		b.stamp = stamp
-		r.rend.blocks, r.rend.chunkStarts = []Block{b}, []int{0}
+		rd := &r.rend
+		from := rd.text.Len()
+		if dirty <= 0 || dirty != rd.count || len(rd.blocks) != 1 || rd.count > len(r.entries) {
+			rd.text = strings.Builder{}
+			rd.text.WriteString(head(true))
+			rd.count, rd.hash, from = 0, fnvOffset, 0
+		}
+		for i := rd.count; i < len(r.entries); i++ {
+			if i > 0 {
+				rd.text.WriteString("\n\n")
+			}
+			rd.text.WriteString(r.entries[i].content)
+		}
+		rd.count = len(r.entries)
+		text := rd.text.String()
+		rd.hash = hashString(rd.hash, text[from:])
+		head0 := head(true)
+		b := Block{
+			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
+			Tokens: c.counter.Count(head0) + r.tokens, Cache: hint, Volatility: r.def.Volatility,
+			Hash: rd.hash, stamp: stamp,
+		}
+		rd.blocks, rd.chunkStarts = []Block{b}, []int{0}
 		return
 	}
 	// Keep chunks that end before the first changed entry.
@@ -599,8 +618,11 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 		m := &Message{Role: RoleAssistant}
 		callTokens := 0
 		var uses []Block
-		for _, tc := range e.calls {
-			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+		for i, tc := range e.calls {
+			t := 0
+			if i < len(e.callTok) {
+				t = e.callTok[i]
+			}
 			callTokens += t
 			h := hashString(hashString(hashString(fnvOffset, tc.ID), tc.Name), string(tc.Args))
 			uses = append(uses, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})

@@ -172,7 +172,7 @@ func (c *Context) customOverflow(r *region, needed int, fallback bool) int {
 // maybeEvict is the window-level cascade (ENGINE.md §4 with D1 and D5). It
 // runs whenever usage reaches the trigger, with or without [compaction].
 func (c *Context) maybeEvict() {
-	if float64(c.total) < c.opt.EvictAt*float64(c.opt.Window) {
+	if float64(c.total+c.shortfall) < c.opt.EvictAt*float64(c.opt.Window) {
 		return
 	}
 	c.evict(int(c.opt.EvictFree * float64(c.opt.Window)))
@@ -181,7 +181,7 @@ func (c *Context) maybeEvict() {
 // evict frees tokens until target tokens of the window are free (try_evict).
 func (c *Context) evict(target int) {
 	w := c.opt.Window
-	met := func() bool { return w-c.total >= target }
+	met := func() bool { return w-c.total-c.shortfall >= target }
 	exempt := func(r *region) bool {
 		return r.def.Admission == AdmissionReject || r.pinnedLike() || r.kind == KindChecklist
 	}
@@ -201,7 +201,7 @@ func (c *Context) evict(target int) {
 			case KindCompacting:
 				c.compact(r, "window cascade")
 			case KindCustom:
-				c.customOverflow(r, max(target-(w-c.total), 0), true)
+				c.customOverflow(r, max(target-(w-c.total-c.shortfall), 0), true)
 			default:
 				for !met() && len(r.entries) > 0 {
 					c.evicted(r, r.removeOldest(), "window cascade")
@@ -228,7 +228,7 @@ func (c *Context) evict(target int) {
 	for _, r := range c.regions {
 		if r.kind == KindCustom && !exempt(r) && len(r.entries) > 0 && r.script != nil {
 			if _, ok := r.script.HasHook("on_overflow"); ok {
-				c.customOverflow(r, target-(w-c.total), false)
+				c.customOverflow(r, target-(w-c.total-c.shortfall), false)
 				if met() {
 					return
 				}

@@ -593,3 +593,31 @@ func TestCompactionDecisions(t *testing.T) {
 type failing struct{}
 
 func (failing) Summarize(SummaryRequest) (string, error) { return "", errors.New("model unavailable") }
+
+func TestCalibration(t *testing.T) {
+	t.Run("calibration keeps the high-water mark of the gap", func(t *testing.T) {
+		c := newCtx(t, "t = {}\n", Options{})
+		c.ObserveUsage(29491, 32497)
+		if c.Shortfall() != 3006 {
+			t.Fatal(c.Shortfall())
+		}
+		c.ObserveUsage(10000, 6000)
+		c.ObserveUsage(10000, 0)
+		if c.Shortfall() != 3006 {
+			t.Fatal(c.Shortfall())
+		}
+	})
+	t.Run("the shortfall counts toward the eviction trigger", func(t *testing.T) {
+		c := newCtx(t, "scratch = { kind = \"clearable\", max_tokens = 9000 }\n", Options{Window: 10000})
+		mustWrite(t, c, "scratch", text("s", 8000))
+		c.Assemble()
+		if c.Tokens() != 8000 {
+			t.Fatal("evicted below the trigger")
+		}
+		c.ObserveUsage(8000, 9000)
+		c.Assemble()
+		if c.Tokens() != 0 {
+			t.Fatal("calibrated usage at 90% did not evict")
+		}
+	})
+}

@@ -94,6 +94,9 @@ type Context struct {
 	iter    int
 	scripts map[string]RegionScript
 	asm     assembler
+	// shortfall is the high-water mark of provider-reported prompt tokens
+	// over the engine's estimate (reference calibration.rs).
+	shortfall int
 }
 
 // The runtime's infra regions (ENGINE.md §1.9).
@@ -218,6 +221,19 @@ func (c *Context) warn(region, msg string) {
 	c.emit(Event{Kind: EventWarning, Region: region, Message: msg})
 }
 
+// ObserveUsage calibrates the eviction trigger against what a provider
+// reported for a request the engine estimated at estimatedTokens: the gap's
+// high-water mark is added to usage when deciding whether to evict.
+func (c *Context) ObserveUsage(estimatedTokens, reportedTokens int) {
+	if reportedTokens <= 0 || reportedTokens < estimatedTokens {
+		return
+	}
+	c.shortfall = max(c.shortfall, reportedTokens-estimatedTokens)
+}
+
+// Shortfall is the calibration gap ObserveUsage has recorded.
+func (c *Context) Shortfall() int { return c.shortfall }
+
 // Drain returns the engine events since the last Drain.
 func (c *Context) Drain() []Event {
 	out := c.events
@@ -300,7 +316,9 @@ func (c *Context) AddUser(text string) error {
 func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 	e := c.newEntry(EntryAssistant, text)
 	for _, tc := range calls {
-		e.tokens += c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+		t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+		e.tokens += t
+		e.callTok = append(e.callTok, t)
 		c.calls[tc.ID] = tc
 	}
 	e.calls = append([]ToolCall(nil), calls...)

@@ -163,8 +163,12 @@ func FuzzOperations(f *testing.F) {
 					next = "a"
 				}
 				c.Transition(next)
-			case 10, 11:
+			case 10:
 				c.Assemble()
+			case 11:
+				if err := sameAsFresh(c, c.Assemble()); err != nil {
+					t.Fatalf("after op %d: %v", i/2, err)
+				}
 			case 12:
 				c.evict(arg * 4)
 			case 13:
@@ -178,6 +182,9 @@ func FuzzOperations(f *testing.F) {
 			}
 		}
 		req := c.Assemble()
+		if err := sameAsFresh(c, req); err != nil {
+			t.Fatal(err)
+		}
 		sum := 0
 		for _, b := range req.System {
 			sum += b.Tokens
@@ -189,4 +196,37 @@ func FuzzOperations(f *testing.F) {
 			t.Fatalf("request says %d tokens, blocks sum to %d", req.Tokens, sum)
 		}
 	})
+}
+
+// sameAsFresh re-renders every region from scratch and compares: the
+// incremental caches must give exactly what a full render gives.
+func sameAsFresh(c *Context, req *Request) error {
+	for _, r := range c.regions {
+		r.rend = rendered{}
+		for _, e := range r.entries {
+			e.msg = nil
+		}
+	}
+	c.asm = assembler{}
+	fresh := c.Assemble()
+	if len(fresh.System) != len(req.System) || len(fresh.Messages) != len(req.Messages) {
+		return fmt.Errorf("incremental request has %d blocks and %d messages, fresh has %d and %d", len(req.System), len(req.Messages), len(fresh.System), len(fresh.Messages))
+	}
+	for i := range req.System {
+		a, b := req.System[i], fresh.System[i]
+		if a.Text != b.Text || a.Hash != b.Hash || a.Tokens != b.Tokens || a.Cache != b.Cache {
+			return fmt.Errorf("system block %d (%s) differs from a fresh render", i, a.Region)
+		}
+	}
+	for i := range req.Messages {
+		if len(req.Messages[i].Blocks) != len(fresh.Messages[i].Blocks) {
+			return fmt.Errorf("message %d differs from a fresh render", i)
+		}
+		for j := range req.Messages[i].Blocks {
+			if req.Messages[i].Blocks[j].Hash != fresh.Messages[i].Blocks[j].Hash {
+				return fmt.Errorf("message %d block %d differs from a fresh render", i, j)
+			}
+		}
+	}
+	return nil
 }

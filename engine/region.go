@@ -37,6 +37,7 @@ type entry struct {
 	key     string
 	hasKey  bool
 	calls   []ToolCall // assistant turn
+	callTok []int      // tokens of each call, counted when written
 	callID  string     // tool result
 	tool    string
 	isError bool
@@ -66,6 +67,7 @@ type region struct {
 	dirtyFrom int    // lowest entry index changed since the last render; -1 clean
 	script    RegionScript
 	rend      rendered
+	lastStamp uint64 // the newest write into the region
 }
 
 func (r *region) touch(from int) {
@@ -144,6 +146,7 @@ func (r *region) clearAll() int {
 }
 
 func (r *region) appendEntry(e *entry) {
+	r.lastStamp = max(r.lastStamp, e.stamp)
 	r.entries = append(r.entries, e)
 	r.tokens += e.tokens
 	r.touch(len(r.entries) - 1)
@@ -308,6 +311,7 @@ func (c *Context) foldOldest(r *region, n int) {
 	se := c.newEntry(EntryText, sum)
 	c.stampEntry(se)
 	r.entries = append([]*entry{se}, r.entries...)
+	r.lastStamp = max(r.lastStamp, se.stamp)
 	r.tokens += se.tokens
 	c.total += se.tokens
 	r.touch(0)
@@ -327,6 +331,7 @@ func (c *Context) upsert(r *region, key, content string) error {
 		ne := &entry{content: content, tokens: tokens, kind: EntryText, key: key, hasKey: true}
 		c.stampEntry(ne)
 		r.entries[i] = ne
+		r.lastStamp = ne.stamp
 		r.touch(i)
 		for r.tokens > r.max {
 			c.evictLRU(r, ne)

@@ -77,6 +77,7 @@ func lookupTool[V any](m map[string]V, tool string) (V, bool) {
 func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	content := tr.Content
 	call := c.calls[tr.CallID]
+	delete(c.calls, tr.CallID)
 	tool := tr.Tool
 	if tool == "" {
 		tool = call.Name
