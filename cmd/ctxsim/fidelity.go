@@ -332,19 +332,25 @@ func messageFidelity(rep *fidelityReport, infs []recorded, run func(string) ([]s
 		return err
 	}
 	rep.Offset = infs[first].usage.Prompt - flat[first].RequestTokens
-
 	upTo := len(infs)
 	if compAt >= 0 {
 		upTo = compAt
 		rep.RecordedCompactAt = compAt + 1
 	}
-	rep.FlatMAPE, rep.FlatUpTo = promptMAPE(infs[:upTo], flat[:upTo], rep.Offset)
+	// The system prompt and tools differ between models, so a session that
+	// switches model (Claude Code's /model) gets the offset refitted on the
+	// first request of each model.
+	offsets := modelOffsets(infs, flat, 1)
+	if len(offsets) > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d models in the session: the offset is refitted on the first request of each", len(offsets)))
+	}
+	rep.FlatMAPE, rep.FlatUpTo = promptMAPE(infs[:upTo], flat[:upTo], offsets, 1)
 	// The offset leaves the tokenizer ratio: recorded tokens grow faster or
 	// slower than simulated ones. One scale, the growth ratio over the first
-	// scaleFit requests, fitted there and applied to the rest.
+	// scaleFit requests of the first model, fitted there and applied to the rest.
 	fit := -1
 	for i, n := first+1, 0; i < upTo; i++ {
-		if infs[i].usage != nil {
+		if u := infs[i].usage; u != nil && u.Model == infs[first].usage.Model {
 			fit = i
 			if n++; n == scaleFit {
 				break
@@ -354,14 +360,14 @@ func messageFidelity(rep *fidelityReport, infs []recorded, run func(string) ([]s
 	if fit > 0 && flat[fit].RequestTokens > flat[first].RequestTokens {
 		k := float64(infs[fit].usage.Prompt-infs[first].usage.Prompt) / float64(flat[fit].RequestTokens-flat[first].RequestTokens)
 		rep.Scale = math.Round(k*1e4) / 1e4
-		rep.ScaledMAPE = scaledMAPE(infs[fit+1:upTo], flat[fit+1:upTo], infs[first].usage.Prompt, flat[first].RequestTokens, k)
+		rep.ScaledMAPE, _ = promptMAPE(infs[fit+1:upTo], flat[fit+1:upTo], modelOffsets(infs, flat, k), k)
 		rep.ScaledFrom = fit + 2
 	}
 	recd, _, err := run("as-recorded")
 	if err != nil {
 		return err
 	}
-	rep.RecordedMAPE, _ = promptMAPE(infs, recd, rep.Offset)
+	rep.RecordedMAPE, _ = promptMAPE(infs, recd, modelOffsets(infs, recd, 1), 1)
 	// flat-compact at Claude Code's threshold (PEERS.md §B.6: the window less
 	// up to 20K reserved for output, less 13K); then with the threshold
 	// lowered by the offset, since the simulated requests lack the system
@@ -400,16 +406,32 @@ func messageFidelity(rep *fidelityReport, infs []recorded, run func(string) ([]s
 	return nil
 }
 
-// promptMAPE is the mean absolute % error of simulated + offset against the
-// recorded prompt tokens, over requests with usage.
-func promptMAPE(infs []recorded, s []sim.RequestSample, offset int) (float64, int) {
+// modelOffsets fits, per model, recorded − k·simulated tokens on the
+// model's first request.
+func modelOffsets(infs []recorded, s []sim.RequestSample, k float64) map[string]float64 {
+	off := map[string]float64{}
+	for i, r := range infs {
+		if r.usage == nil {
+			continue
+		}
+		if _, ok := off[r.usage.Model]; !ok {
+			off[r.usage.Model] = float64(r.usage.Prompt) - k*float64(s[i].RequestTokens)
+		}
+	}
+	return off
+}
+
+// promptMAPE is the mean absolute % error of k·simulated + the model's
+// offset against the recorded prompt tokens, over requests with usage.
+func promptMAPE(infs []recorded, s []sim.RequestSample, offsets map[string]float64, k float64) (float64, int) {
 	var sum float64
 	n := 0
 	for i, r := range infs {
 		if r.usage == nil || r.usage.Prompt == 0 {
 			continue
 		}
-		sum += 100 * math.Abs(float64(s[i].RequestTokens+offset-r.usage.Prompt)) / float64(r.usage.Prompt)
+		pred := k*float64(s[i].RequestTokens) + offsets[r.usage.Model]
+		sum += 100 * math.Abs(pred-float64(r.usage.Prompt)) / float64(r.usage.Prompt)
 		n++
 	}
 	if n == 0 {
@@ -420,23 +442,6 @@ func promptMAPE(infs []recorded, s []sim.RequestSample, offset int) (float64, in
 
 // scaleFit is how many requests after the first fit the tokenizer scale.
 const scaleFit = 10
-
-func scaledMAPE(infs []recorded, s []sim.RequestSample, rec1, sim1 int, k float64) float64 {
-	var sum float64
-	n := 0
-	for i, r := range infs {
-		if r.usage == nil || r.usage.Prompt == 0 {
-			continue
-		}
-		pred := float64(rec1) + k*float64(s[i].RequestTokens-sim1)
-		sum += 100 * math.Abs(pred-float64(r.usage.Prompt)) / float64(r.usage.Prompt)
-		n++
-	}
-	if n == 0 {
-		return 0
-	}
-	return round2(sum / float64(n))
-}
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
