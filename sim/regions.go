@@ -250,19 +250,11 @@ func (p *regionPolicy) drain() {
 	}
 }
 
+// blockKey identifies an engine block's content. Region blocks carry their
+// region's label in their text, so the engine's content hash with the role and
+// type is enough.
 func blockKey(eb *engine.Block) uint64 {
-	h := eb.Hash
-	h = chain(h, hashRegion(eb.Region))
-	return chain(h, uint64(eb.Role)<<8|uint64(eb.Type))
-}
-
-func hashRegion(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
+	return chain(eb.Hash, uint64(eb.Role)<<8|uint64(eb.Type))
 }
 
 // convert makes the simulator block of an engine block.
