@@ -138,21 +138,23 @@ func assignStyles(keys []string) map[string]int {
 }
 
 // fills are the area colours of the occupancy figure, in region order. Lightness alternates
-// dark/light so that adjacent bands differ in grey; bands are also separated by white rules.
+// dark/light so that adjacent bands differ in grey (bands are also separated by white
+// rules), and the first six, enough for most layouts, are all at least 10 L* apart so that
+// a band can be matched to its legend entry in grey.
 var fills = [...]color.RGBA{
-	rgb(0x0a5781), // L*35
-	rgb(0xe9c795), // L*82
-	rgb(0xad6a64), // L*52
-	rgb(0xdfeac0), // L*92
-	rgb(0x6da27a), // L*62
-	rgb(0x825e8b), // L*45
-	rgb(0x71c3e8), // L*75
-	rgb(0x384718), // L*28
-	rgb(0xfdd3d3), // L*88
-	rgb(0x758bbf), // L*58
+	rgb(0x084b70), // L*30 blue
+	rgb(0xc8a672), // L*70 sand
+	rgb(0x94504a), // L*42 brick
+	rgb(0xdee1a3), // L*88 pale olive
+	rgb(0x589067), // L*55 green
+	rgb(0x45234f), // L*20 aubergine
+	rgb(0x79d1f9), // L*80 sky
+	rgb(0xc2767a), // L*58 rose
+	rgb(0x035f5b), // L*36 teal
+	rgb(0xfee3d3), // L*92 shell
 }
 
-var fillLightness = [len(fills)]float64{35, 82, 52, 92, 62, 45, 75, 28, 88, 58}
+var fillLightness = [len(fills)]float64{30, 70, 42, 88, 55, 20, 80, 58, 36, 92}
 
 // Text styles. Liberation Sans ships with gonum/plot, so text metrics (and hence layout)
 // are the same on every machine.

@@ -53,8 +53,15 @@ func TestStylesReadableInGrey(t *testing.T) {
 		}
 		// Neighbouring bands (wrapping around, as fills repeat) must differ in grey.
 		next := fillLightness[(i+1)%len(fills)]
-		if d := math.Abs(fillLightness[i] - next); d < 10 {
-			t.Errorf("fills %d and %d differ by %.0f L*, want ≥ 10", i, (i+1)%len(fills), d)
+		if d := math.Abs(fillLightness[i] - next); d < 20 {
+			t.Errorf("fills %d and %d differ by %.0f L*, want ≥ 20", i, (i+1)%len(fills), d)
+		}
+	}
+	for i := range 6 {
+		for j := i + 1; j < 6; j++ {
+			if d := math.Abs(fillLightness[i] - fillLightness[j]); d < 10 {
+				t.Errorf("fills %d and %d differ by %.0f L*, want ≥ 10", i, j, d)
+			}
 		}
 	}
 }
