@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ctxsim/ctxsim/engine"
+	"github.com/ctxsim/ctxsim/engine/rhai"
 )
 
 // defaultValidateWindows are the windows the reference runtime's bundled
@@ -74,6 +76,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		res := validateFile{File: path, Windows: []validateWindow{}}
 		bp, err := engine.LoadBlueprint(path)
+		if err == nil {
+			err = checkScripts(bp)
+		}
 		if err != nil {
 			failed = true
 			res.Error = err.Error()
@@ -119,6 +124,17 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return errSilent
 	}
 	return nil
+}
+
+// checkScripts compiles the blueprint's custom-region scripts: one that
+// does not compile, or lacks fn render(ctx), is a load error here as it is
+// at spawn (ENGINE.md §9.2).
+func checkScripts(bp *engine.Blueprint) error {
+	scripts, err := rhai.NewEngine(rhai.Limits{})
+	if err != nil {
+		return err
+	}
+	return errors.Join(scripts.CheckBlueprint(bp)...)
 }
 
 func nonNil(d []engine.Diagnostic) []engine.Diagnostic {

@@ -83,7 +83,7 @@ func (r *RegionScript) args(raw json.RawMessage) Value {
 func (r *RegionScript) Script() *Script { return r.s }
 
 // HasHook reports whether the hook is defined and its parameter count.
-func (r *RegionScript) HasHook(name string) (int, bool) { return r.s.HasFn(name) }
+func (r *RegionScript) HasHook(name string) (int, bool) { return hookArity(r.s, name) }
 
 // DrainOutput returns and forgets the print/debug lines of past hook calls,
 // each prefixed with the hook and position, for the engine to report as

@@ -578,3 +578,48 @@ func compileFileSrc(t testing.TB, src string) engine.RegionScript {
 	}
 	return s
 }
+
+func TestCheckBlueprint(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"good.rhai":     "fn render(ctx) { \"\" } fn render() { 1 }",
+		"broken.rhai":   "fn render(ctx) {\n  let x = ;\n}",
+		"norender.rhai": "fn on_write(ctx) { true }",
+		"arity.rhai":    "fn render(ctx) { \"\" } fn on_overflow() { [] }",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bp, err := engine.ParseBlueprint("agent.leviath", []byte(`[agent]
+[context.regions]
+a = { kind = "custom", script = "good.rhai" }
+b = { kind = "custom", script = "broken.rhai" }
+c = { kind = "custom", script = "norender.rhai" }
+[stages.s.context.regions]
+d = { kind = "custom", script = "arity.rhai" }
+`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := newEngine(t, rhai.Limits{}).CheckBlueprint(bp)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"region 'b': custom region script failed to compile: broken.rhai: unexpected ';': expected an expression (line 2, column 11)",
+		"region 'c': custom region script failed to compile: norender.rhai: script must define fn render(ctx)",
+		"region 'd': custom region script failed to compile: arity.rhai: fn on_overflow must take exactly one parameter (ctx), found 0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The script vanishing after load is reported, not a panic.
+	os.Remove(filepath.Join(dir, "good.rhai"))
+	errs = newEngine(t, rhai.Limits{}).CheckBlueprint(bp)
+	if len(errs) != 4 || !strings.Contains(errs[0].Error(), "region 'a': cannot read custom region script 'good.rhai'") {
+		t.Fatalf("errs = %v", errs)
+	}
+}
