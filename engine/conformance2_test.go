@@ -358,6 +358,15 @@ func TestRouting(t *testing.T) {
 			t.Fatal(got[len(got)-100:])
 		}
 	})
+	t.Run("a failed read of a region's name points at the region", func(t *testing.T) {
+		c := bp(t, "", regions)
+		readCall(c, "t1", "read_file", `{"path":"./codebase"}`)
+		c.AddToolResult(ToolResult{CallID: "t1", Tool: "read_file", Content: "[error] no such file", IsError: true})
+		got := c.byName["conversation"].entries[1].content
+		if got != "[error] no such file\n'codebase' is a context region, not a file - its contents are already in this prompt, under the 'codebase' heading. Read them there rather than through a tool." {
+			t.Fatal(got)
+		}
+	})
 	t.Run("file tracking stores reads in the hashmap", func(t *testing.T) {
 		b := mustParse(t, "[agent]\n[context.file_tracking]\n[context.regions]\nfiles = { kind = \"hashmap\" }\n")
 		c, err := New(b, Options{Window: 100_000})

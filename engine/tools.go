@@ -87,6 +87,9 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		k := len(truncateUTF8(content, MaxReadFileBytes))
 		content = content[:k] + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", len(tr.Content), k)
 	}
+	if tr.IsError {
+		content += c.pathErrorHint(ct, call)
+	}
 	var rt *Routing
 	if c.stage != nil {
 		rt = c.stage.Routing
@@ -165,6 +168,31 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		return routed, err
 	}
 	return routed, nil
+}
+
+// pathErrorHint: a failed file tool whose path names a region gets told
+// where that region's content already is (ENGINE.md §8.5).
+func (c *Context) pathErrorHint(tool string, call ToolCall) string {
+	switch tool {
+	case "read_file", "read_files", "list_dir", "write_file", "edit_file":
+	default:
+		return ""
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(call.Args, &args) != nil || args.Path == "" {
+		return ""
+	}
+	base := args.Path[strings.LastIndexAny(args.Path, `/\`)+1:]
+	r := c.byName[base]
+	if r == nil {
+		return ""
+	}
+	if r.hidden {
+		return fmt.Sprintf("\n'%s' is a context region, not a file - this stage does not carry it, so its contents are kept for a later stage and cannot be read from here.", base)
+	}
+	return fmt.Sprintf("\n'%s' is a context region, not a file - its contents are already in this prompt, under the '%s' heading. Read them there rather than through a tool.", base, base)
 }
 
 func previewOf(s string) string {
