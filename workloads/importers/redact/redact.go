@@ -102,23 +102,43 @@ const (
 	pemEnd   = "-----END "
 )
 
+// buckets index the rules by the first two bytes of their prefix, so that
+// String finds every candidate in one pass over the text; within a bucket
+// the rules keep their order (longer prefixes first).
+var (
+	bucketOf [1 << 16]uint8
+	buckets  = [][]int{nil}
+)
+
+func init() {
+	for i, r := range rules {
+		k := uint16(r.prefix[0])<<8 | uint16(r.prefix[1])
+		if bucketOf[k] == 0 {
+			bucketOf[k] = uint8(len(buckets))
+			buckets = append(buckets, nil)
+		}
+		buckets[bucketOf[k]] = append(buckets[bucketOf[k]], i)
+	}
+}
+
 // String returns s with every secret masked. It returns s itself (no copy)
 // when nothing matched.
 func String(s string) string {
 	var b []byte // copy made on the first match
-	for i := range rules {
-		r := &rules[i]
-		from := 0
-		for {
-			j := strings.Index(s[from:], r.prefix)
-			if j < 0 {
-				break
-			}
-			start := from + j
-			from = start + len(r.prefix)
-			if r.bound && start > 0 && csWordBound[s[start-1]] {
+	for i := 0; i+1 < len(s); i++ {
+		bk := bucketOf[uint16(s[i])<<8|uint16(s[i+1])]
+		if bk == 0 {
+			continue
+		}
+		for _, ri := range buckets[bk] {
+			r := &rules[ri]
+			if !strings.HasPrefix(s[i:], r.prefix) {
 				continue
 			}
+			if r.bound && i > 0 && csWordBound[s[i-1]] {
+				continue
+			}
+			from := i + len(r.prefix)
 			if hasAnyPrefix(s[from:], r.unless) {
 				continue
 			}
@@ -139,12 +159,12 @@ func String(s string) string {
 			for k := from; k < end; k++ {
 				b[k] = Mask
 			}
-			from = end
+			i = end - 1
+			break
 		}
-		if b != nil {
-			s = string(b)
-			b = nil
-		}
+	}
+	if b != nil {
+		s = string(b)
 	}
 	return maskPEM(s)
 }
