@@ -113,6 +113,17 @@ func (in *interp) callBuiltinFn(p Pos, name string, args []Value) (Value, error)
 				return args[1], nil
 			}
 		}
+	case "parse_json":
+		if len(args) == 1 && args[0].k == KindString {
+			if err := in.charge(p, len(args[0].s)/256); err != nil {
+				return Value{}, err
+			}
+			v, err := parseJSON(args[0].s)
+			if err != nil {
+				return Value{}, errAt(p, "parse_json: %v", err)
+			}
+			return v, in.checkTree(p, v)
+		}
 	case "eval":
 		return Value{}, errAt(p, "eval is not supported in the sandbox")
 	case "timestamp", "sleep":
@@ -165,6 +176,17 @@ func (in *interp) builtinMethod(p Pos, name string, recv *Value, args []Value) (
 	case "to_debug":
 		if len(args) == 0 {
 			return String(recv.DebugString()), true, nil
+		}
+	case "to_json":
+		if len(args) == 0 {
+			if err := in.charge(p, countNodes(*recv, in.lim.MaxOperations)); err != nil {
+				return Value{}, true, err
+			}
+			raw, err := toJSON(*recv)
+			if err != nil {
+				return Value{}, true, errAt(p, "to_json: %v", err)
+			}
+			return String(string(raw)), true, nil
 		}
 	}
 	switch recv.k {

@@ -14,7 +14,11 @@
 //
 // For the region engine, pass rhai.NewEngine(limits) as engine.Options.Scripts:
 // it compiles each custom region's script once at load, and its RegionScript
-// builds the ctx maps of seed 001 and checks what the hooks return.
+// builds the ctx maps of seed 001 and checks what the hooks return (a render
+// of the wrong shape, an on_write of the wrong type, or on_overflow indices
+// out of range are errors the engine turns into seed 001's fallbacks).
+// Engine.CheckBlueprint compiles a blueprint's scripts without a window, for
+// `ctxsim validate`. What hooks print is kept for RegionScript.DrainOutput.
 //
 // # The supported language
 //
@@ -60,7 +64,9 @@
 // len, is_empty, clear, mixin, fill_with. Numbers: to_int, to_float, abs,
 // sign, floor, ceiling, round, sqrt, is_odd, is_even. Global: type_of,
 // parse_int, parse_float, to_string, to_debug, Fn, call, curry, is_def_fn,
-// range, min, max, print and debug (captured, never written anywhere).
+// range (two bounds, or three with a step), min, max, parse_json and
+// to_json (extensions: tool output is often JSON), print and debug
+// (captured, never written anywhere). `x.call(f, …)` runs f with this = x.
 // Callbacks (filter, map, …) may be closures, function pointers or function
 // names, and take the element index as an optional extra parameter.
 //

@@ -162,6 +162,28 @@ func (in *interp) checkMap(p Pos, n int) error {
 	return nil
 }
 
+// checkTree enforces the size limits on every string, array and map in v.
+func (in *interp) checkTree(p Pos, v Value) error {
+	if err := in.checkValue(p, v); err != nil {
+		return err
+	}
+	switch v.k {
+	case KindArray:
+		for _, e := range v.arr().Elems {
+			if err := in.checkTree(p, e); err != nil {
+				return err
+			}
+		}
+	case KindMap:
+		for _, e := range v.mp().M {
+			if err := in.checkTree(p, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // checkValue enforces the size limits on a value produced by a builtin.
 func (in *interp) checkValue(p Pos, v Value) error {
 	if err := in.charge(p, sizeCost(v)); err != nil {

@@ -368,6 +368,9 @@ func TestMapAndConversionMethods(t *testing.T) {
 		{name: "to_int out of range", src: "1e300.to_int()", err: "does not fit in an i64"},
 		{name: "to_float", src: "[1.to_float(), 2.5.to_float()]", want: "[1.0, 2.5]"},
 		{name: "number helpers", src: "[(-3).abs(), 2.5.floor(), 2.5.ceiling(), 2.4.round(), 7.is_odd(), max(1, 2), min(1.5, 0.5)]", want: "[3, 2.0, 3.0, 2.0, true, 2, 0.5]"},
+		{name: "parse_json", src: `let v = parse_json("{\"a\": [1, 2.5, \"x\", null, true]}"); [v.a[0], v.a[1], v.a[3], type_of(v.a[0])]`, want: `[1, 2.5, (), "i64"]`},
+		{name: "parse_json error", src: `parse_json("{")`, err: "parse_json: unexpected EOF"},
+		{name: "to_json", src: `#{b: [1, 'c', ()], a: "x"}.to_json()`, want: `"{\"a\":\"x\",\"b\":[1,\"c\",null]}"`},
 		{name: "host access is refused", src: "timestamp()", err: "pure-data sandbox"},
 		{name: "eval is refused", src: `eval("1")`, err: "eval is not supported"},
 	})

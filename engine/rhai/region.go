@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/ctxsim/ctxsim/engine"
 )
@@ -268,6 +269,20 @@ func jsonValue(raw json.RawMessage) Value {
 		return NewMap(nil)
 	}
 	return fromJSON(x)
+}
+
+// parseJSON decodes a JSON document for parse_json: integers stay i64.
+func parseJSON(s string) (Value, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return Value{}, err
+	}
+	if dec.More() {
+		return Value{}, fmt.Errorf("text after the JSON value")
+	}
+	return fromJSON(x), nil
 }
 
 func fromJSON(x any) Value {
