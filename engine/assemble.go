@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -94,6 +96,31 @@ type Request struct {
 	Tokens       int
 	SystemTokens int
 	SystemHash   uint64
+}
+
+// WriteText writes the request in a stable, diffable text form: one line
+// per block with its region, cache hint, volatility, tokens, hash and
+// breakpoint, and the quoted text under it.
+func (req *Request) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "tokens=%d system_tokens=%d system_hash=%016x\n", req.Tokens, req.SystemTokens, req.SystemHash)
+	for i, blk := range req.System {
+		fmt.Fprintf(bw, "system[%d] region=%s cache=%v volatility=%v tokens=%d hash=%016x breakpoint=%v\n  %q\n", i, blk.Region, blk.Cache, blk.Volatility, blk.Tokens, blk.Hash, blk.Breakpoint, blk.Text)
+	}
+	for i, m := range req.Messages {
+		fmt.Fprintf(bw, "message[%d] role=%v breakpoint=%v\n", i, m.Role, m.Breakpoint)
+		for _, blk := range m.Blocks {
+			fmt.Fprintf(bw, "  %v region=%s tokens=%d hash=%016x", blk.Type, blk.Region, blk.Tokens, blk.Hash)
+			if blk.ToolCallID != "" {
+				fmt.Fprintf(bw, " id=%s", blk.ToolCallID)
+			}
+			if blk.ToolName != "" {
+				fmt.Fprintf(bw, " tool=%s args=%s", blk.ToolName, blk.Args)
+			}
+			fmt.Fprintf(bw, "\n    %q\n", blk.Text)
+		}
+	}
+	return bw.Flush()
 }
 
 // CacheChunkTokens is the size at which grows regions are cut into blocks.

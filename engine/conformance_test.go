@@ -166,6 +166,16 @@ func TestRegionWritePath(t *testing.T) {
 			t.Fatalf("keys %v", contents(c, "files"))
 		}
 	})
+	t.Run("D6 LRU follows a logical clock: rewriting a key makes it recent", func(t *testing.T) {
+		c := newCtx(t, "files = { kind = \"hashmap\", max_entries = 3 }\n", Options{})
+		for _, k := range []string{"a", "b", "c", "a", "d"} {
+			call(t, c, "context_write", map[string]string{"region": "files", "key": k, "content": k})
+		}
+		r := c.byName["files"]
+		if r.indexOfKey("b") >= 0 || r.indexOfKey("a") < 0 || r.indexOfKey("d") < 0 {
+			t.Fatalf("keys %v", contents(c, "files"))
+		}
+	})
 	t.Run("11.22 hashmap max_entries evicts LRU", func(t *testing.T) {
 		c := newCtx(t, "files = { kind = \"hashmap\", max_entries = 2 }\n", Options{})
 		for _, k := range []string{"a", "b", "c"} {

@@ -13,27 +13,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// dumpRequest renders a request in a stable, diffable text form.
-func dumpRequest(b *strings.Builder, req *Request) {
-	fmt.Fprintf(b, "tokens=%d system_tokens=%d system_hash=%016x\n", req.Tokens, req.SystemTokens, req.SystemHash)
-	for i, blk := range req.System {
-		fmt.Fprintf(b, "system[%d] region=%s cache=%v volatility=%v tokens=%d hash=%016x breakpoint=%v\n  %q\n", i, blk.Region, blk.Cache, blk.Volatility, blk.Tokens, blk.Hash, blk.Breakpoint, blk.Text)
-	}
-	for i, m := range req.Messages {
-		fmt.Fprintf(b, "message[%d] role=%v breakpoint=%v\n", i, m.Role, m.Breakpoint)
-		for _, blk := range m.Blocks {
-			fmt.Fprintf(b, "  %v region=%s tokens=%d hash=%016x", blk.Type, blk.Region, blk.Tokens, blk.Hash)
-			if blk.ToolCallID != "" {
-				fmt.Fprintf(b, " id=%s", blk.ToolCallID)
-			}
-			if blk.ToolName != "" {
-				fmt.Fprintf(b, " tool=%s args=%s", blk.ToolName, blk.Args)
-			}
-			fmt.Fprintf(b, "\n    %q\n", blk.Text)
-		}
-	}
-}
-
 // scriptedRun drives a blueprint through a fixed sequence of writes.
 func scriptedRun(t testing.TB, bp *Blueprint, window int) string {
 	t.Helper()
@@ -88,7 +67,7 @@ func scriptedRun(t testing.TB, bp *Blueprint, window int) string {
 	dump := func(label string) {
 		req := c.Assemble()
 		fmt.Fprintf(&b, "## %s (stage %s)\n", label, c.Stage())
-		dumpRequest(&b, req)
+		req.WriteText(&b)
 		b.WriteString("## occupancy\n")
 		for _, u := range c.Occupancy() {
 			fmt.Fprintf(&b, "  %s %v %d/%d entries=%d hidden=%v\n", u.Name, u.Kind, u.Tokens, u.MaxTokens, u.Entries, u.Hidden)
