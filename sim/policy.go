@@ -379,13 +379,21 @@ func (f *future) nextUse(id string) int {
 	return u[0]
 }
 
-// countText counts text with tok, except that a trailing run of the filler
-// that stands in for elided content counts as bytes (a BPE would make a few
-// tokens of it).
+// countText counts text with tok, except that runs of the filler that stands
+// in for elided content count as bytes (a BPE would make a few tokens of them).
 func countText(tok Tokenizer, text string) int {
-	body := strings.TrimRight(text, fillerByte)
-	if n := len(text) - len(body); n >= 16 {
-		return tok.Count(body) + tok.CountBytes(n)
+	const run = "~~~~~~~~~~~~~~~~"
+	i := strings.Index(text, run)
+	if i < 0 {
+		return tok.Count(text)
 	}
-	return tok.Count(text)
+	n := 0
+	for i >= 0 {
+		n += tok.Count(text[:i])
+		j := len(text) - len(strings.TrimLeft(text[i:], fillerByte)) // end of the run
+		n += tok.CountBytes(j - i)
+		text = text[j:]
+		i = strings.Index(text, run)
+	}
+	return n + tok.Count(text)
 }

@@ -148,20 +148,26 @@ func (p *regionPolicy) addSystem(text string) {
 }
 
 // content is an event's text, or for elided content a stand-in of the same
-// size that holds the facts verbatim (so that routing, budgets and fact
-// presence all see what the real content would show).
+// size that holds the facts verbatim in its middle (so that routing, budgets,
+// truncation and summaries see facts where real content would have them:
+// neither first nor last).
 func content(ev *trace.Event) string {
 	if ev.Text != "" || ev.Size == 0 {
 		return ev.Text
 	}
-	var sb strings.Builder
+	var facts strings.Builder
 	for _, f := range ev.Facts {
-		sb.WriteString(f.Text)
-		sb.WriteByte('\n')
+		facts.WriteString(f.Text)
+		facts.WriteByte('\n')
 	}
-	if n := ev.Size - sb.Len(); n > 0 {
-		sb.WriteString(strings.Repeat(fillerByte, n))
-	}
+	pad := max(0, ev.Size-facts.Len()-2)
+	var sb strings.Builder
+	sb.Grow(ev.Size)
+	sb.WriteString(strings.Repeat(fillerByte, pad/2))
+	sb.WriteByte('\n')
+	sb.WriteString(facts.String())
+	sb.WriteString(strings.Repeat(fillerByte, pad-pad/2))
+	sb.WriteByte('\n')
 	return sb.String()
 }
 

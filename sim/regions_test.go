@@ -98,3 +98,25 @@ func TestRegionsBadBlueprint(t *testing.T) {
 		t.Errorf("error %v, want the bad name and the embedded ones", err)
 	}
 }
+
+func TestStandInContent(t *testing.T) {
+	ev := &trace.Event{Kind: trace.KindToolResult, ID: "r", Size: 1000, Facts: []trace.Fact{{ID: "f", Text: "port = 8443"}}}
+	c := content(ev)
+	if len(c) != 1000 {
+		t.Errorf("stand-in of %d bytes, want 1000", len(c))
+	}
+	i := strings.Index(c, "port = 8443")
+	if i < 400 || i > 600 {
+		t.Errorf("fact at byte %d, want it in the middle", i)
+	}
+	for _, name := range []string{"bytes/4", "o200k_base"} {
+		tok, _ := NewTokenizer(name)
+		n := countText(tok, c)
+		if n < 240 || n > 260 {
+			t.Errorf("%s: stand-in counts %d tokens, want about 250 (its bytes / 4)", name, n)
+		}
+	}
+	if got := content(&trace.Event{Text: "as is"}); got != "as is" {
+		t.Errorf("text content changed: %q", got)
+	}
+}
