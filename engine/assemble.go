@@ -144,17 +144,18 @@ type rendered struct {
 }
 
 type assembler struct {
-	orderChanged bool
-	sysKey       []uint64
-	msgKey       []uint64
-	system       []Block
-	sysTokens    int
-	sysHash      uint64
-	prevSysHash  uint64
-	havePrev     bool
-	msgs         []Message
-	msgTokens    int
-	msgSysChgd   bool
+	orderChanged  bool
+	sysKey        []uint64
+	msgKey        []uint64
+	system        []Block
+	sysTokens     int
+	sysHash       uint64
+	prevSysHash   uint64
+	havePrev      bool
+	msgs          []Message
+	msgTokens     int
+	msgSysChgd    bool
+	stableChanges map[string]int
 }
 
 const (
@@ -236,6 +237,7 @@ func (c *Context) Assemble() *Request {
 		for _, g := range groups {
 			blocks = append(blocks, g.blocks...)
 		}
+		c.watchStable(a.system, blocks)
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		a.sysKey = sysKey
 	}
@@ -257,6 +259,25 @@ func (c *Context) Assemble() *Request {
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
 	return &Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash}
+}
+
+// watchStable counts changes to blocks of regions declared stable (compared
+// at the same index with the previous request) and warns once per region on
+// the second change: a "stable" region that keeps changing breaks the cache.
+func (c *Context) watchStable(prev, next []Block) {
+	for i := range next {
+		b := &next[i]
+		if b.Volatility != VolatilityStable || i >= len(prev) || prev[i].Region != b.Region || prev[i].Hash == b.Hash {
+			continue
+		}
+		if c.asm.stableChanges == nil {
+			c.asm.stableChanges = map[string]int{}
+		}
+		c.asm.stableChanges[b.Region]++
+		if c.asm.stableChanges[b.Region] == 2 {
+			c.warn(b.Region, "region is declared volatility = \"stable\" but its content keeps changing, which invalidates the cached prefix behind it")
+		}
+	}
 }
 
 func equalKeys(a, b []uint64) bool {

@@ -125,6 +125,22 @@ func TestAssembly(t *testing.T) {
 			t.Fatal(order)
 		}
 	})
+	t.Run("a stable region that keeps changing warns once", func(t *testing.T) {
+		c := newCtx(t, "facts = { kind = \"pinned\", volatility = \"stable\" }\n", Options{})
+		warnings := 0
+		for i := range 4 {
+			mustWrite(t, c, "facts", fmt.Sprint("fact ", i))
+			c.Assemble()
+			for _, e := range c.Drain() {
+				if e.Kind == EventWarning && e.Region == "facts" {
+					warnings++
+				}
+			}
+		}
+		if warnings != 1 {
+			t.Fatal(warnings)
+		}
+	})
 	t.Run("RecentlyChanged retags the newest-changed tail", func(t *testing.T) {
 		c := newCtx(t, "a = { kind = \"compacting\" }\nb = { kind = \"compacting\" }\n", Options{})
 		mustWrite(t, c, "a", "one")
@@ -590,7 +606,7 @@ func TestCompactionDecisions(t *testing.T) {
 		}
 	})
 	t.Run("required regions nudge with the default message", func(t *testing.T) {
-		b := mustParse(t, "[agent]\n[context.regions]\nplan = { kind = \"pinned\", required = true }\n")
+		b := mustParse(t, "[agent]\n[context.regions]\nplan = { kind = \"pinned\", required = true }\n[stages.s]\navailable_tools = [\"context_write\"]\n")
 		c, _ := New(b, Options{Window: 100_000})
 		want := "Required context region 'plan' is still empty. You must populate it (e.g. via context_write with region=\"plan\") before this stage can complete."
 		if n := c.RequiredNudges(); len(n) != 1 || n[0] != want {

@@ -352,6 +352,9 @@ var ErrTaskNotAccepted = errors.New("no region is seeded from the task (seed = \
 // stage that are still empty (caller-seeded regions excepted).
 func (c *Context) RequiredNudges() []string {
 	var out []string
+	if c.stage != nil && !contains(c.stage.Tools, "context_write") && !contains(c.stage.Tools, "context_append") {
+		return nil // the stage cannot fill them, so nudging would only loop
+	}
 	defs, _ := c.bp.layout(c.Stage())
 	for _, d := range defs {
 		if !d.Required || (d.Seed != nil && d.Seed.Form == SeedCaller) {

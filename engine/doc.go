@@ -23,6 +23,17 @@
 //	req := c.Assemble() // System blocks and Messages, each with region, tokens, cache hint, hash
 //	events := c.Drain() // evictions, compactions, summariser calls, warnings, drops
 //
+// The window-level eviction cascade runs inside Assemble whenever usage
+// (plus the calibration gap recorded by ObserveUsage) reaches the trigger
+// of Options.EvictAt, with or without a [compaction] table (decision D1).
+// Summaries come from Options.Summarizer: the deterministic Extractive
+// default, or HTTPSummarizer for an OpenAI-compatible endpoint.
+//
+// Custom regions run through a ScriptEngine (engine/rhai implements it):
+// scripts are read at load, must stay inside the blueprint folder, and are
+// compiled by New; the hooks exchange plain data (ScriptContext,
+// ScriptEntry, ScriptRender).
+//
 // Assembly is incremental: each region keeps its rendered blocks, hashes and
 // token counts, and only regions that changed since the last request are
 // rendered again. Requests are immutable once returned; consecutive requests
