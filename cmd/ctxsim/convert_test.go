@@ -111,3 +111,28 @@ func TestConvertErrors(t *testing.T) {
 		})
 	}
 }
+
+// ctxsim run --trace takes a recorded session as it is, not only its
+// canonical conversion, and both give the same metrics.
+func TestRunOnRecordedSession(t *testing.T) {
+	raw := filepath.Join(sharedTraces, "swe-gpt4-pydicom-1458.traj")
+	canon := filepath.Join(t.TempDir(), "swe.trace.jsonl")
+	if _, stderr, code := runCmd(t, "convert", raw, canon); code != 0 {
+		t.Skipf("convert: %s", stderr)
+	}
+	args := []string{"run", "--model", "gpt-4", "--window", "8192", "--policy", "flat", "--format", "json", "--trace"}
+	a, stderr, code := runCmd(t, append(args, raw)...)
+	if code != 0 {
+		t.Fatalf("run on the recorded file: exit %d: %s", code, stderr)
+	}
+	b, _, _ := runCmd(t, append(args, canon)...)
+	var ra, rb map[string]any
+	if json.Unmarshal([]byte(a), &ra) != nil || json.Unmarshal([]byte(b), &rb) != nil {
+		t.Fatalf("outputs are not JSON:\n%s\n%s", a, b)
+	}
+	ma, _ := json.Marshal(ra["metrics"])
+	mb, _ := json.Marshal(rb["metrics"])
+	if string(ma) != string(mb) {
+		t.Errorf("metrics differ between the recorded file and its conversion:\n%s\n%s", ma, mb)
+	}
+}

@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/sim"
-	"github.com/ctxsim/ctxsim/sim/trace"
+	"github.com/ctxsim/ctxsim/workloads"
 )
 
 // runOutput is the JSON shape of `ctxsim run --format json`.
@@ -29,7 +28,7 @@ type runOutput struct {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	tracePath := fs.String("trace", "", "canonical trace `file` (JSON Lines) to replay")
+	tracePath := fs.String("trace", "", "trace `file` to replay: a canonical trace or a recorded session (any ctxsim convert format)")
 	workload := fs.String("workload", "", "built-in workload `name` ("+strings.Join(sim.BuiltinWorkloads(), ", ")+")")
 	policy := fs.String("policy", "", "policy, e.g. flat, flat-compact(threshold=150000), regions:coder ("+strings.Join(sim.Policies(), ", ")+")")
 	model := fs.String("model", "claude-sonnet-5.5", "model profile `name` (see ctxsim models)")
@@ -70,12 +69,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var src sim.Source
 	switch {
 	case *tracePath != "":
-		f, err := os.Open(*tracePath)
+		// A canonical trace, or any recorded session format (detected).
+		t, err := workloads.OpenTrace(*tracePath, workloads.ImportOptions{
+			Warn: func(err error) { fmt.Fprintln(stderr, "ctxsim: warning:", err) },
+		})
 		if err != nil {
 			return fmt.Errorf("run: --trace: %w", err)
 		}
-		defer f.Close()
-		src = trace.NewReader(f, *tracePath)
+		defer t.Close()
+		src = t
 	default:
 		s, err := sim.BuiltinWorkload(*workload, *seed)
 		if err != nil {
