@@ -62,6 +62,7 @@ func TestEdgeCases(t *testing.T) {
 			if err := tt.fig.WritePNG(&bytes.Buffer{}); err != nil {
 				t.Errorf("WritePNG: %v", err)
 			}
+			assertNoOverlap(t, tt.fig, 1)
 			if *pngDir != "" {
 				name := strings.NewReplacer("/", "-", " ", "_").Replace(tt.name)
 				if err := tt.fig.Save(filepath.Join(*pngDir, "edge-"+name)); err != nil {
@@ -300,20 +301,42 @@ func TestNoDataNote(t *testing.T) {
 	}
 }
 
-func TestLongTitleShrinks(t *testing.T) {
+func TestTitleLayout(t *testing.T) {
 	width := vg.Points(400)
-	short := titleStyle("Coder", width)
-	if short.Font.Size != figureTitleSize {
-		t.Errorf("short title at %v pt, want %v", short.Font.Size, figureTitleSize)
+	tests := []struct {
+		name     string
+		title    string
+		lines    int
+		size     float64 // exact, or 0 for "less than figureTitleSize"
+		ellipsis bool
+	}{
+		{"fits", "Coder", 1, figureTitleSize, false},
+		{"shrinks", strings.Repeat("cc-spotter-258c7280 (recorded) ", 2), 1, 0, false},
+		{"wraps", strings.Repeat("a very long trace name ", 6), 2, wrapTitleSize, false},
+		{"cuts one huge word", strings.Repeat("x", 2000), 1, minTitleSize, true},
 	}
-	long := strings.Repeat("cc-spotter-258c7280 (recorded) ", 2)
-	ts := titleStyle(long, width)
-	if ts.Font.Size >= figureTitleSize || ts.Width(long) > width {
-		t.Errorf("long title at %v pt is %v wide, want it shrunk to fit %v", ts.Font.Size, ts.Width(long), width)
-	}
-	huge := titleStyle(strings.Repeat("x", 2000), width)
-	if huge.Font.Size != minTitleSize {
-		t.Errorf("very long title at %v pt, want the minimum %v", huge.Font.Size, minTitleSize)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, ts := titleLayout(tt.title, width)
+			got := strings.Join(lines, "\n")
+			if len(lines) != tt.lines {
+				t.Errorf("%d lines, want %d: %q", len(lines), tt.lines, got)
+			}
+			if tt.size != 0 && float64(ts.Font.Size) != tt.size || tt.size == 0 && float64(ts.Font.Size) >= figureTitleSize {
+				t.Errorf("size %v, want %v", ts.Font.Size, tt.size)
+			}
+			for _, l := range lines {
+				if ts.Width(l) > width {
+					t.Errorf("line %q is %v wide, over %v", l, ts.Width(l), width)
+				}
+			}
+			if strings.HasSuffix(got, "…") != tt.ellipsis {
+				t.Errorf("ellipsis = %v, want %v", strings.HasSuffix(got, "…"), tt.ellipsis)
+			}
+			if !tt.ellipsis && strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(tt.title), " ") {
+				t.Errorf("words changed: %q", got)
+			}
+		})
 	}
 }
 

@@ -80,5 +80,5 @@ func ExampleRecallDepth() {
 	w, h := fig.Size()
 	fmt.Printf("%.0f×%.0f pt, err %v\n", w, h, fig.Err())
 	// Output:
-	// 504×364 pt, err <nil>
+	// 504×365 pt, err <nil>
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/plot"
@@ -189,9 +190,14 @@ func (f *Figure) render(c draw.Canvas) (err error) {
 	c = draw.Crop(c, figurePad, -figurePad, figurePad, -figurePad)
 
 	if f.title != "" {
-		ts := titleStyle(f.title, c.Max.X-c.Min.X)
-		c.FillText(ts, vg.Point{X: c.Center().X, Y: c.Max.Y}, f.title)
-		c.Max.Y -= ts.Rectangle(f.title).Size().Y + figurePad
+		// Lines are set one by one a full line height apart: gonum's own multi-line text
+		// spaces them by the font size, which lets descenders touch the next line.
+		lines, ts := titleLayout(f.title, c.Max.X-c.Min.X)
+		for _, l := range lines {
+			c.FillText(ts, vg.Point{X: c.Center().X, Y: c.Max.Y}, l)
+			c.Max.Y -= ts.FontExtents().Height
+		}
+		c.Max.Y -= figurePad
 	}
 
 	if f.legendRow < 0 && len(f.legend) > 0 {
@@ -229,21 +235,56 @@ func (f *Figure) render(c draw.Canvas) (err error) {
 	return nil
 }
 
-// titleStyle is the figure title's style, its size reduced (to no less than minTitleSize)
-// when the title would not fit the width: titles carry workload and trace names of any
-// length.
-func titleStyle(title string, width vg.Length) text.Style {
+// titleLayout fits the figure title to the width: titles carry workload and trace names of
+// any length. A title that does not fit at figureTitleSize is set smaller, down to
+// wrapTitleSize; below that it wraps at spaces instead, and a word wider than the figure
+// even at minTitleSize is cut with an ellipsis.
+func titleLayout(title string, width vg.Length) ([]string, text.Style) {
 	ts := textStyle(boldFont, figureTitleSize)
 	ts.XAlign = draw.XCenter
 	ts.YAlign = draw.YTop
-	if w := ts.Width(title); w > width {
-		size := max(minTitleSize, math.Floor(10*figureTitleSize*float64(width/w))/10)
-		ts.Font.Size = font.Length(size)
+	w := ts.Width(title)
+	if w <= width {
+		return []string{title}, ts
 	}
-	return ts
+	if size := math.Floor(10*figureTitleSize*float64(width/w)) / 10; size >= wrapTitleSize {
+		ts.Font.Size = font.Length(size)
+		return []string{title}, ts
+	}
+	ts.Font.Size = wrapTitleSize
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(title) {
+		switch {
+		case line == "":
+			line = word
+		case ts.Width(line+" "+word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	lines = append(lines, line)
+	for i, l := range lines {
+		for ts.Width(l) > width && ts.Font.Size > minTitleSize {
+			ts.Font.Size = max(minTitleSize, ts.Font.Size-0.5)
+		}
+		if ts.Width(l) > width {
+			r := []rune(l)
+			for len(r) > 1 && ts.Width(string(r)+"…") > width {
+				r = r[:len(r)-1]
+			}
+			lines[i] = string(r) + "…"
+		}
+	}
+	return lines, ts
 }
 
-const minTitleSize = 8
+const (
+	wrapTitleSize = 11
+	minTitleSize  = 8
+)
 
 type legendLayout struct {
 	cols, rows int

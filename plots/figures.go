@@ -557,7 +557,7 @@ func indexes(n int) []float64 {
 func titleHeight(title string) vg.Length {
 	h := 2 * figurePad
 	if title != "" {
-		h += textStyle(boldFont, figureTitleSize).Rectangle(title).Size().Y + figurePad
+		h += textStyle(boldFont, figureTitleSize).FontExtents().Height + figurePad
 	}
 	return h
 }
