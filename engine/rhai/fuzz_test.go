@@ -35,7 +35,7 @@ func FuzzScript(f *testing.F) {
 	if b, err := os.ReadFile(filepath.Join("testdata", "brain.rhai")); err == nil {
 		f.Add(string(b))
 	}
-	for _, name := range []string{"pinned.rhai", "temporary.rhai", "sliding_window.rhai"} {
+	for _, name := range []string{"pinned.rhai", "temporary.rhai", "sliding_window.rhai", "scored_table.rhai", "transcript.rhai"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(string(b))
 		}

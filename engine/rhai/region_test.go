@@ -623,3 +623,55 @@ d = { kind = "custom", script = "arity.rhai" }
 		t.Fatalf("errs = %v", errs)
 	}
 }
+
+// TestRealisticScripts runs region scripts written the way users write them.
+func TestRealisticScripts(t *testing.T) {
+	entries := []engine.ScriptEntry{
+		{Kind: "user_message", Content: "please fix the build", Tokens: 5},
+		{Kind: "assistant_turn", Content: "looking", Tokens: 3, ToolCalls: []engine.ToolCall{{ID: "c1", Name: "read_file", Args: json.RawMessage(`{"path":"main.go"}`)}, {ID: "c2", Name: "grep", Args: json.RawMessage(`{"q":"TODO"}`)}}},
+		{Kind: "tool_result", Content: "package main\nfunc main() {}", Tokens: 300, ToolCallID: "c1", ToolName: "read_file"},
+		{Kind: "tool_result", Content: "ERROR: grep failed", Tokens: 4, ToolCallID: "c2", ToolName: "grep", IsError: true},
+		{Kind: "text", Content: "note: build uses go 1.26", Tokens: 200},
+	}
+	ctx := regionCtx(entries...)
+	ctx.StageName = "fix"
+	t.Run("scored table render", func(t *testing.T) {
+		out, err := compileFile(t, "scored_table.rhai").Render(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "## brain (5 entries, stage fix)\n| # | kind | tokens | preview |\n|---|---|---|---|\n" +
+			"| 0 | user_message | 5 | please fix the build |\n" +
+			"| 1 | assistant_turn | 3 | looking |\n" +
+			"| 2 | tool_result | 300 | package main func ma… |\n" +
+			"| 3 | tool_result | 4 | ERROR: grep failed |\n" +
+			"| 4 | text | 200 | note: build uses go … |"
+		if len(out.System) != 1 || out.System[0] != want {
+			t.Fatalf("render:\n%s\nwant:\n%s", out.System, want)
+		}
+	})
+	t.Run("scored table overflow drops the weakest", func(t *testing.T) {
+		c := ctx
+		c.NeededTokens = 350
+		drop, err := compileFile(t, "scored_table.rhai").OnOverflow(c)
+		// scores: 10, 10, -3, 5, -2 → the big tool result first (-3), then the note (-2).
+		if err != nil || fmt.Sprint(drop) != "[2 4]" {
+			t.Fatalf("drop = %v, %v", drop, err)
+		}
+	})
+	t.Run("typed transcript", func(t *testing.T) {
+		out, err := compileFile(t, "transcript.rhai").Render(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := renderString(out)
+		want := `{System:[Transcript of brain] Messages:[{Role:user Content:please fix the build ToolCalls:[] ToolResults:[]} ` +
+			`{Role:assistant Content:looking ToolCalls:[{ID:c1 Name:read_file Args:{"path":"main.go"}} {ID:c2 Name:grep Args:{"q":"TODO"}}] ToolResults:[]} ` +
+			`{Role:user Content: ToolCalls:[] ToolResults:[{ToolCallID:c1 Content:package main
+func main() {} IsError:false} {ToolCallID:c2 Content:ERROR: grep failed IsError:true}]} ` +
+			`{Role:user Content:note: build uses go 1.26 ToolCalls:[] ToolResults:[]}]}`
+		if normalize(got) != normalize(want) {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	})
+}
