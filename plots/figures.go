@@ -17,7 +17,7 @@ import (
 type Panel struct {
 	Title  string // e.g. "Task retained"
 	YLabel string // e.g. "Task retained"; empty means Title
-	Unit   string // e.g. "%", "USD per run", "tokens"; "%" fixes the axis to 0–100
+	Unit   string // e.g. "%", "USD per run", "tokens"; with "%", data within 0–100 gets the full 0–100 axis
 	Series []Series
 	// YMin, YMax fix the y range when YMax > YMin; otherwise it runs from zero to just above
 	// the data.
