@@ -45,7 +45,16 @@
 //     100K, Anthropic clear_tool_uses, capped at the usable window) old tool
 //     results become a placeholder, keeping the last keep=3.
 //   - regions:<blueprint>: the region engine running an embedded blueprint
-//     (blueprints.Names) or an agent.leviath path.
+//     (blueprints.Names) or an agent.leviath path: tool results routed by the
+//     stage's routing, context_op events run as context tools, stage events
+//     taken as transitions (or entered directly), the engine's evictions,
+//     compactions and summariser calls counted (the calls as cost and time).
+//     The engine counts tokens as the reference runtime does (bytes/4); the
+//     simulator measures its requests with the profile's tokenizer. Elided
+//     content reaches the engine as a stand-in of the same size with its
+//     facts verbatim in the middle. The trace's system prompt goes into the
+//     blueprint's first pinned region; a blueprint that takes no task gets the
+//     task as the first user message (with a warning).
 //   - as-recorded: the recorded agent's own requests (usage.request), or its
 //     messages with its recorded compactions applied.
 //   - unbounded: never evicts. clairvoyant: Bélády at the same window (evict
@@ -53,6 +62,19 @@
 //     first).
 //
 // # Measuring
+//
+// Fact presence: a fact is present when a block lists it (elided content
+// carries its facts) or its text occurs verbatim in any block, summaries
+// included; each block is searched for a fact once while it stays in the
+// context. Dead waste is counted per block over the requests it was in since
+// the last probe that used its content, so it needs no look-ahead; the
+// re-prefill of content that turns out dead is counted as dead, so the three
+// waste parts are disjoint and waste_pct is their sum. Lost facts are
+// distinct facts missed and not fetched again. Result.RecallByDepth gives
+// fact recall by depth (tokens that entered the context after the fact).
+// Per-pair prefix stability and request sizes are kept (a few bytes per
+// request) for the percentile and the growth ratio; everything else per
+// request is streamed to Config.Series.
 //
 // Every request is a list of Blocks (content with tokens and a hash counted
 // once) plus cache breakpoints. The common prefix with the previous request
