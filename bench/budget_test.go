@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/blueprints"
+	"github.com/ctxsim/ctxsim/engine"
+)
+
+func coderBlueprint(t *testing.T) ([]byte, *engine.Blueprint) {
+	t.Helper()
+	src, err := blueprints.Source("coder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := engine.ParseBlueprint("coder.leviath", src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, bp
+}
+
+func TestRewriteBudgets(t *testing.T) {
+	src, bp := coderBlueprint(t)
+	budgets := map[string]string{"codebase": "30%", "conversation": "12.5%"}
+	out, err := RewriteBudgets(src, budgets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := engine.ParseBlueprint("coder.leviath", out, "")
+	if err != nil {
+		t.Fatalf("rewritten blueprint does not load: %v", err)
+	}
+	want, err := bp.WithBudgets(budgets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want.RegionDefs {
+		g := findRegion(got, w.Name)
+		if g == nil || g.Budget != w.Budget {
+			t.Errorf("region %s: budget %+v, want %+v", w.Name, g.Budget, w.Budget)
+		}
+	}
+	changed := 0
+	a, b := strings.Split(string(src), "\n"), strings.Split(string(out), "\n")
+	if len(a) != len(b) {
+		t.Fatalf("%d lines became %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			changed++
+		}
+	}
+	if changed != 2 {
+		t.Errorf("%d lines changed, want 2", changed)
+	}
+
+	table := []byte("[agent]\nname = \"x\"\n\n[context.regions.notes]\nkind = \"sliding_window\"\nbudget = \"10%\"  # notes\n\n[context.regions.log]\nkind = \"clearable\"\nbudget = 4000\n")
+	out, err = RewriteBudgets(table, map[string]string{"notes": "20%", "log": "8000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "budget = \"20%\"  # notes\n"; !strings.Contains(string(out), want) || !strings.Contains(string(out), "budget = 8000\n") {
+		t.Errorf("table form:\n%s", out)
+	}
+	if _, err := RewriteBudgets(src, map[string]string{"nope": "5%"}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("missing region: %v", err)
+	}
+}
+
+func TestBudgetSearch(t *testing.T) {
+	_, bp := coderBlueprint(t)
+	regions := TunableRegions(bp, 2)
+	if len(regions) != 2 {
+		t.Fatalf("tunable regions %v", regions)
+	}
+	// A made-up response: recall peaks when the first region holds 50%,
+	// and every share point costs money.
+	eval := func(_ context.Context, b map[string]string) (float64, float64, float64, error) {
+		var shares []float64
+		for _, r := range regions {
+			v, err := ParseShare(b[r])
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			shares = append(shares, v)
+		}
+		recall := 100 - math.Abs(shares[0]-50) - math.Abs(shares[1]-10)/4
+		cost := 0.01 * (shares[0] + shares[1])
+		return recall, cost, 100, nil
+	}
+	var seen int
+	s := &BudgetSearch{Blueprint: bp, Window: 200000, Regions: regions, Eval: eval, CeilingUSD: 1,
+		OnCandidate: func(BudgetCandidate, bool) { seen++ }}
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.After.Recall <= res.Before.Recall {
+		t.Errorf("search did not improve recall: before %+v after %+v", res.Before, res.After)
+	}
+	if res.After.Cost > res.CeilingUSD {
+		t.Errorf("after costs %v over the ceiling %v", res.After.Cost, res.CeilingUSD)
+	}
+	if seen == 0 || res.Evaluations != seen+1 {
+		t.Errorf("%d evaluations, %d candidates reported", res.Evaluations, seen)
+	}
+	again, _ := (&BudgetSearch{Blueprint: bp, Window: 200000, Regions: regions, Eval: eval, CeilingUSD: 1}).Run(context.Background())
+	if describeShares(again.After.Shares) != describeShares(res.After.Shares) {
+		t.Errorf("search not deterministic: %v then %v", res.After.Shares, again.After.Shares)
+	}
+	// The default ceiling is the blueprint's own cost: no candidate may cost more.
+	res, err = (&BudgetSearch{Blueprint: bp, Window: 200000, Regions: regions, Eval: eval}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.After.Cost > res.Before.Cost+1e-12 {
+		t.Errorf("default ceiling: after costs %v, before %v", res.After.Cost, res.Before.Cost)
+	}
+	if _, err := (&BudgetSearch{Blueprint: bp, Window: 200000, Regions: []string{"task"}, Eval: eval}).Run(context.Background()); err == nil {
+		t.Error("tuning a region that the evaluator cannot read: no error")
+	}
+}
