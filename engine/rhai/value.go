@@ -434,7 +434,11 @@ func (v Value) write(b *strings.Builder, debug bool) {
 	case KindInt:
 		b.WriteString(strconv.FormatInt(v.n, 10))
 	case KindFloat:
-		b.WriteString(formatFloat(v.float()))
+		if debug {
+			b.WriteString(debugFloat(v.float()))
+		} else {
+			b.WriteString(formatFloat(v.float()))
+		}
 	case KindChar:
 		if debug {
 			b.WriteString(strconv.QuoteRune(rune(v.n)))
@@ -480,7 +484,14 @@ func (v Value) write(b *strings.Builder, debug bool) {
 	}
 }
 
-// formatFloat prints floats as Rhai does: always with a fractional part.
+// Rhai prints floats naturally between these bounds (f32 constants in
+// Rhai, hence the conversion) and in scientific notation outside them.
+var (
+	maxNaturalFloat = float64(float32(1e13))
+	minNaturalFloat = float64(float32(1e-13))
+)
+
+// formatFloat prints a float as Rhai's to_string and print do.
 func formatFloat(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
@@ -489,15 +500,40 @@ func formatFloat(f float64) string {
 		return "-inf"
 	case math.IsNaN(f):
 		return "NaN"
+	case f == 0:
+		return "0.0"
 	}
+	if a := math.Abs(f); a > maxNaturalFloat || a < minNaturalFloat {
+		return rustExp(f)
+	}
+	return naturalFloat(f)
+}
+
+// debugFloat prints a float as debug does (Rust's {:?}).
+func debugFloat(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) || f == 0 {
+		return formatFloat(f)
+	}
+	if a := math.Abs(f); a >= 1e16 || a < 1e-4 {
+		return rustExp(f)
+	}
+	return naturalFloat(f)
+}
+
+func naturalFloat(f float64) string {
 	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if math.Abs(f) >= 1e16 || (f != 0 && math.Abs(f) < 1e-5) {
-		s = strconv.FormatFloat(f, 'e', -1, 64)
-	}
-	if !strings.ContainsAny(s, ".eE") {
+	if !strings.Contains(s, ".") {
 		s += ".0"
 	}
 	return s
+}
+
+// rustExp is Rust's {:e}: shortest mantissa, exponent without sign padding.
+func rustExp(f float64) string {
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	i := strings.IndexByte(s, 'e')
+	exp, _ := strconv.Atoi(s[i+1:])
+	return s[:i] + "e" + strconv.Itoa(exp)
 }
 
 func sortedKeys(m map[string]Value) []string {
