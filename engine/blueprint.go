@@ -1270,6 +1270,46 @@ func resolveDef(d *RegionDef, window int) ResolvedRegion {
 	return ResolvedRegion{Name: d.Name, Kind: d.Kind, MaxTokens: m, MinTokens: d.Budget.Min, ThresholdTokens: d.resolveThreshold(m), Def: d}
 }
 
+// Resolved returns a copy whose every budget is absolute: each percentage
+// worked out against window, each compacting threshold fixed (the
+// reference's ContextLayout::resolved). Resolving is idempotent.
+func (b *Blueprint) Resolved(window int) *Blueprint {
+	return b.ResolvedStages(func(string) int { return window })
+}
+
+// ResolvedStages resolves the global layout against the initial stage's
+// window and each stage layout against its own stage's window.
+func (b *Blueprint) ResolvedStages(windowFor func(stage string) int) *Blueprint {
+	first := ""
+	if len(b.StageDefs) > 0 {
+		first = b.StageDefs[0].Name
+	}
+	resolve := func(defs []*RegionDef, window int) []*RegionDef {
+		out := make([]*RegionDef, len(defs))
+		for i, d := range defs {
+			c := *d
+			rr := resolveDef(d, window)
+			c.Budget = Budget{Tokens: rr.MaxTokens}
+			if c.Kind == KindCompacting {
+				c.storedThreshold, c.HasCompactAt, c.CompactAt = rr.ThresholdTokens, false, 0
+			}
+			out[i] = &c
+		}
+		return out
+	}
+	nb := *b
+	nb.RegionDefs = resolve(b.RegionDefs, windowFor(first))
+	nb.StageDefs = make([]*StageDef, len(b.StageDefs))
+	for i, s := range b.StageDefs {
+		c := *s
+		if s.HasLayout {
+			c.Regions = resolve(s.Regions, windowFor(s.Name))
+		}
+		nb.StageDefs[i] = &c
+	}
+	return &nb
+}
+
 // WithBudgets returns a copy whose named regions (in every layout that
 // declares them) take new budgets: "N%" keeps the region's cap and floor,
 // "N" is an absolute token count.

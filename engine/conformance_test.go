@@ -761,3 +761,34 @@ func TestCustomRegions(t *testing.T) {
 		}
 	})
 }
+
+func TestPerStageResolution(t *testing.T) {
+	src := "[agent]\n[context.regions]\ncode = { kind = \"compacting\", budget = \"20%\" }\nfacts = { kind = \"pinned\", budget = \"50%\" }\n[stages.plan]\n[stages.build.context.regions]\nfacts = { kind = \"pinned\", budget = \"99.5%\" }\nwork = { budget = \"5%\" }\n"
+	bp := mustParse(t, src)
+	windows := map[string]int{"plan": 200_000, "build": 1_000_000}
+	t.Run("Resolved makes every budget absolute and keeps thresholds", func(t *testing.T) {
+		rb := bp.Resolved(200_000)
+		regs, _ := rb.Regions("", 8192) // the window no longer matters
+		if regs[0].MaxTokens != 40_000 || regs[0].ThresholdTokens != 32_000 || rb.RegionDefs[0].Budget.Percent {
+			t.Fatalf("%+v", regs[0])
+		}
+		again, _ := rb.Resolved(50).Regions("", 50)
+		if again[0].MaxTokens != 40_000 || again[0].ThresholdTokens != 32_000 {
+			t.Fatal("resolving twice changed the numbers")
+		}
+	})
+	t.Run("each stage layout resolves against its own window", func(t *testing.T) {
+		rb := bp.ResolvedStages(func(s string) int { return windows[s] })
+		g, _ := rb.Regions("", 0)
+		st, _ := rb.Regions("build", 0)
+		if g[1].MaxTokens != 100_000 || st[0].MaxTokens != 995_000 || st[1].MaxTokens != 50_000 {
+			t.Fatalf("%+v %+v", g, st)
+		}
+	})
+	t.Run("working room is judged per stage window", func(t *testing.T) {
+		rep := bp.ValidateStages(func(s string) int { return windows[s] })
+		if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Message, "stage 'build': Invalid layout: context layout leaves only 5000 working tokens") {
+			t.Fatalf("%v", rep.Errors)
+		}
+	})
+}

@@ -56,11 +56,31 @@ var alwaysVisible = []string{"conversation", "tool_results", "final_output", Sta
 // checks, as the reference does before resolution) and returns every error
 // and lint with its code.
 func (b *Blueprint) Validate(window int) Report {
+	return b.validate(func(string) int { return window })
+}
+
+// ValidateStages checks each layout against its own stage's window: the
+// global layout against the initial stage's window, each stage layout
+// against that stage's (ENGINE.md §2.5). windowFor gets a stage name.
+func (b *Blueprint) ValidateStages(windowFor func(stage string) int) Report {
+	return b.validate(windowFor)
+}
+
+func (b *Blueprint) validate(windowFor func(stage string) int) Report {
 	var r Report
 	r.Lints = append(r.Lints, b.parseLints...)
+	first := ""
+	if len(b.StageDefs) > 0 {
+		first = b.StageDefs[0].Name
+	}
 
 	// Unknown keys (D8) and seeds, over every layout, once per declaration.
 	for _, lay := range b.layouts() {
+		st := lay.stage
+		if st == "" {
+			st = first
+		}
+		window := windowFor(st)
 		for _, d := range lay.defs {
 			for _, k := range d.UnknownKeys {
 				r.lintf("unknown-region-key", "%sregion '%s' has unknown key '%s' (nearest valid key: '%s'); it is ignored", lay.prefix, d.Name, k, nearest(k, regionKeys))
@@ -195,18 +215,17 @@ func (b *Blueprint) Validate(window int) Report {
 			}
 		}
 	}
-	if window > 0 {
-		b.checkStagePrompts(window, &r)
-	}
+	b.checkStagePrompts(windowFor, &r)
 	b.lintRequired(&r)
 	b.lintCompactDeliverable(&r)
 	return r
 }
 
 // checkStagePrompts: each stage's prompt must fit where it will be written.
-func (b *Blueprint) checkStagePrompts(window int, r *Report) {
+func (b *Blueprint) checkStagePrompts(windowFor func(string) int, r *Report) {
 	for _, s := range b.StageDefs {
-		if s.Prompt == "" {
+		window := windowFor(s.Name)
+		if s.Prompt == "" || window <= 0 {
 			continue
 		}
 		defs, _ := b.layout(s.Name)
@@ -306,14 +325,15 @@ func (b *Blueprint) lintCompactDeliverable(r *Report) {
 
 type layoutRef struct {
 	prefix string
+	stage  string // "" for the global layout
 	defs   []*RegionDef
 }
 
 func (b *Blueprint) layouts() []layoutRef {
-	out := []layoutRef{{"", b.RegionDefs}}
+	out := []layoutRef{{"", "", b.RegionDefs}}
 	for _, s := range b.StageDefs {
 		if s.HasLayout {
-			out = append(out, layoutRef{fmt.Sprintf("stage '%s': ", s.Name), s.Regions})
+			out = append(out, layoutRef{fmt.Sprintf("stage '%s': ", s.Name), s.Name, s.Regions})
 		}
 	}
 	return out
