@@ -107,6 +107,13 @@ func TestNoTextOverlaps(t *testing.T) {
 		{Title: "Cost", Unit: "USD per run", Series: manyWindowSeries(12)},
 	})
 	figs["six panels"] = WindowPanels("Six panels", append(samplePanels(), samplePanels()[0]))
+	figs["five panels, twelve policies"] = WindowPanels("Crowded legend", func() []Panel {
+		ps := samplePanels()
+		for i := range ps {
+			ps[i].Series = manyWindowSeries(12)
+		}
+		return ps
+	}())
 	figs["long names"] = RecallDepth("Depth", []Series{
 		{Name: "regions:a-blueprint-with-a-rather-long-name", X: []float64{1024, 2048}, Y: []float64{50, 60}},
 		{Name: "flat", X: []float64{1024, 2048}, Y: []float64{10, 20}},
@@ -129,11 +136,14 @@ func assertNoOverlap(t *testing.T, f *Figure, minTexts int) {
 	if len(boxes) < minTexts {
 		t.Fatalf("only %d texts found: the parser is not reading this SVG", len(boxes))
 	}
-	w, _ := f.Size()
+	w, h := f.Size()
 	const slack = 0.5 // points: touching is fine
 	for i, a := range boxes {
 		if a.left < -slack || a.right > w+slack {
 			t.Errorf("%q runs off the figure: x %.1f…%.1f of %.1f", a.text, a.left, a.right, w)
+		}
+		if a.bottom < -slack || a.top > h+slack { // y up from the bottom edge
+			t.Errorf("%q runs off the figure: y %.1f…%.1f of %.1f", a.text, a.bottom, a.top, h)
 		}
 		for _, b := range boxes[i+1:] {
 			if a.left < b.right-slack && b.left < a.right-slack && a.bottom < b.top-slack && b.bottom < a.top-slack {
