@@ -67,8 +67,10 @@ var fixtures = []struct {
 	{"codex.handmade-from-TRACES.jsonl", FormatCodex},
 	{"codex-legacy.handmade-from-TRACES.jsonl", FormatCodexLegacy},
 	{"openhands.handmade-from-TRACES/events.json", FormatOpenHands},
+	{"swe-agent-0.x.pydicom-1458.history0-6.traj", FormatSWEAgent}, // jq: history[0:7], trajectory[0:2]
 	{"swe-agent-1.0.handmade-from-TRACES.traj", FormatSWEAgent},
 	{"swe-agent-1.1.handmade-from-TRACES.traj", FormatSWEAgent},
+	{"swe-agent-1.1.trajectory-only.handmade-from-TRACES.traj", FormatSWEAgent},
 	{"openai-chat.handmade-from-TRACES.json", FormatOpenAIChat},
 	{"anthropic-messages.handmade-from-TRACES.json", FormatAnthropicMessages},
 }

@@ -43,7 +43,7 @@ func (u *oaUsage) usage(model string) *trace.Usage {
 	return openAIUsage(model, u.PromptTokens, cached, 0, u.CompletionTokens)
 }
 
-func readDoc(b *builder, br *bufio.Reader, what string) ([]byte, error) {
+func readDoc(b *builder, br *bufio.Reader) ([]byte, error) {
 	data, err := io.ReadAll(br)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.name, err)
@@ -52,7 +52,7 @@ func readDoc(b *builder, br *bufio.Reader, what string) ([]byte, error) {
 }
 
 func importOpenAIChat(b *builder, br *bufio.Reader) error {
-	data, err := readDoc(b, br, "openai-chat")
+	data, err := readDoc(b, br)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func importOpenAIChat(b *builder, br *bufio.Reader) error {
 }
 
 func importAnthropicMessages(b *builder, br *bufio.Reader) error {
-	data, err := readDoc(b, br, "anthropic-messages")
+	data, err := readDoc(b, br)
 	if err != nil {
 		return err
 	}

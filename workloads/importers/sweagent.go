@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -48,22 +47,30 @@ type sweMsg struct {
 }
 
 type sweStep struct {
+	Response      string          `json:"response"`
+	Thought       string          `json:"thought"`
+	Action        string          `json:"action"`
+	Observation   string          `json:"observation"`
 	ExecutionTime float64         `json:"execution_time"`
 	Query         json.RawMessage `json:"query"`
 	Messages      json.RawMessage `json:"messages"`
 }
 
 func importSWEAgent(b *builder, br *bufio.Reader) error {
-	data, err := io.ReadAll(br)
+	data, err := readDoc(b, br)
 	if err != nil {
-		return fmt.Errorf("%s: %w", b.name, err)
+		return err
 	}
 	var tr sweTraj
 	if err := json.Unmarshal(data, &tr); err != nil {
 		return &trace.ParseError{File: b.name, Line: lineOf(data, err), Err: fmt.Errorf("swe-agent: %v", err)}
 	}
 	if tr.History == nil {
-		return &trace.ParseError{File: b.name, Line: 1, Err: fmt.Errorf("swe-agent: no \"history\" array")}
+		// Some 1.x files keep only the trajectory: the last step's query (or
+		// messages) is the whole conversation up to that step.
+		if tr.History, err = sweFromSteps(tr.Trajectory); err != nil {
+			return &trace.ParseError{File: b.name, Line: 1, Err: fmt.Errorf("swe-agent: %v", err)}
+		}
 	}
 	version := "0.x"
 	for _, s := range tr.Trajectory {
@@ -159,11 +166,49 @@ func importSWEAgent(b *builder, br *bufio.Reader) error {
 	return nil
 }
 
+// sweFromSteps rebuilds the conversation from the last step that carries
+// its message list, adding that step's own action and observation.
+func sweFromSteps(steps []sweStep) ([]sweMsg, error) {
+	for i := len(steps) - 1; i >= 0; i-- {
+		list := steps[i].Query
+		if len(list) == 0 || string(list) == "null" {
+			list = steps[i].Messages
+		}
+		if len(list) == 0 || string(list) == "null" {
+			continue
+		}
+		var msgs []sweMsg
+		if err := json.Unmarshal(list, &msgs); err != nil {
+			return nil, fmt.Errorf("trajectory[%d]: %v", i, err)
+		}
+		last := &steps[i]
+		content, _ := json.Marshal(last.Response)
+		msgs = append(msgs, sweMsg{Role: "assistant", Content: content, Thought: last.Thought, Action: last.Action})
+		if last.Observation != "" {
+			obs, _ := json.Marshal(last.Observation)
+			msgs = append(msgs, sweMsg{Role: "user", Content: obs})
+		}
+		return msgs, nil
+	}
+	return nil, fmt.Errorf("no \"history\" array and no trajectory step with \"query\" or \"messages\"")
+}
+
+// sweCommands are SWE-agent's own tools; any other first word is a shell
+// command, which SWE-agent runs through its bash tool.
+var sweCommands = map[string]bool{
+	"open": true, "goto": true, "scroll_down": true, "scroll_up": true, "create": true, "edit": true,
+	"search_dir": true, "search_file": true, "find_file": true, "submit": true,
+	"str_replace_editor": true, "file_editor": true, "bash": true,
+}
+
 // sweAction names a text action by its first word; str_replace_editor keeps
 // its sub-command so that view and create map to read_file and write_file.
 func sweAction(action string) (string, json.RawMessage) {
 	f := strings.Fields(action)
 	name := f[0]
+	if !sweCommands[name] {
+		name = "bash"
+	}
 	m := map[string]string{"action": strings.TrimSpace(action)}
 	if (name == "str_replace_editor" || name == "file_editor") && len(f) > 1 {
 		m["command"] = f[1]
