@@ -6,8 +6,11 @@ import (
 	"embed"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
+	"github.com/ctxsim/ctxsim/blueprints"
+	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim"
 	"github.com/ctxsim/ctxsim/sim/trace"
 	"github.com/ctxsim/ctxsim/workloads/importers"
@@ -43,7 +46,7 @@ func simulate(ctx context.Context, c Cell) (Result, int, error) {
 	cfg := sim.Config{Policy: c.Policy, Model: prof, Window: c.WindowTokens, Seed: c.Seed}
 	var rec *seriesRecorder
 	if c.Series {
-		rec = &seriesRecorder{s: &Series{}}
+		rec = &seriesRecorder{s: &Series{}, order: regionOrder(c.Policy)}
 		cfg.Series = rec
 	}
 	out, err := sim.Run(ctx, sim.SliceSource(tr.hdr, tr.events), cfg)
@@ -71,6 +74,7 @@ func simulate(ctx context.Context, c Cell) (Result, int, error) {
 // seriesRecorder keeps the per-request samples of one run for the figures.
 type seriesRecorder struct {
 	s       *Series
+	order   []string // the blueprint's region order, when known
 	regions map[string]int
 	rows    []map[string]int
 }
@@ -98,7 +102,15 @@ func (r *seriesRecorder) finish() *Series {
 	if len(r.regions) == 0 {
 		return r.s
 	}
-	r.s.Regions = sortedKeys(r.regions)
+	// The blueprint's order first (the stack reads like the layout), then any
+	// region it does not declare globally (a stage's own), by name.
+	for _, name := range r.order {
+		if _, ok := r.regions[name]; ok {
+			r.s.Regions = append(r.s.Regions, name)
+			delete(r.regions, name)
+		}
+	}
+	r.s.Regions = append(r.s.Regions, sortedKeys(r.regions)...)
 	for _, row := range r.rows {
 		occ := make([]int, len(r.s.Regions))
 		for j, name := range r.s.Regions {
@@ -107,6 +119,39 @@ func (r *seriesRecorder) finish() *Series {
 		r.s.Occupancy = append(r.s.Occupancy, occ)
 	}
 	return r.s
+}
+
+// regionOrder returns the declared order of the regions of a
+// "regions:<blueprint>" policy (the global layout, then each stage's), or nil.
+func regionOrder(policy string) []string {
+	spec, err := sim.ParsePolicy(policy)
+	if err != nil || spec.Arg == "" || !strings.HasPrefix(policy, "regions") {
+		return nil
+	}
+	var bp *engine.Blueprint
+	if src, err := blueprints.Source(spec.Arg); err == nil {
+		bp, err = engine.ParseBlueprint(spec.Arg+".leviath", src, "")
+		if err != nil {
+			return nil
+		}
+	} else if bp, err = engine.LoadBlueprint(spec.Arg); err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(defs []*engine.RegionDef) {
+		for _, d := range defs {
+			if !seen[d.Name] {
+				seen[d.Name] = true
+				out = append(out, d.Name)
+			}
+		}
+	}
+	add(bp.RegionDefs)
+	for _, st := range bp.StageDefs {
+		add(st.Regions)
+	}
+	return out
 }
 
 // loadedTrace is one workload's events, held in memory: a run reads it

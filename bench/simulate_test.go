@@ -2,9 +2,12 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/sim"
 )
 
 const realGrid = `
@@ -118,5 +121,30 @@ func TestSimulateResults(t *testing.T) {
 		if _, err := Simulate(context.Background(), c); err == nil || strings.Contains(err.Error(), "panic") {
 			t.Errorf("%s: error %v", c, err)
 		}
+	}
+}
+
+func TestRegionOrder(t *testing.T) {
+	got := regionOrder("regions:coder")
+	if len(got) < 5 || got[0] != "task" {
+		t.Fatalf("regions of coder: %v", got)
+	}
+	seen := map[string]bool{}
+	for _, r := range got {
+		if seen[r] {
+			t.Errorf("region %s listed twice", r)
+		}
+		seen[r] = true
+	}
+	for _, p := range []string{"flat", "regions:no-such-blueprint", "unbounded"} {
+		if o := regionOrder(p); o != nil {
+			t.Errorf("regionOrder(%q) = %v, want nil", p, o)
+		}
+	}
+	rec := &seriesRecorder{s: &Series{}, order: []string{"task", "codebase", "conversation"}}
+	rec.Request(sim.RequestSample{RequestTokens: 10, Regions: []sim.RegionTokens{{Name: "conversation", Tokens: 4}, {Name: "extra", Tokens: 1}, {Name: "task", Tokens: 5}}})
+	s := rec.finish()
+	if strings.Join(s.Regions, ",") != "task,conversation,extra" || fmt.Sprint(s.Occupancy) != "[[5 4 1]]" {
+		t.Errorf("series regions %v occupancy %v", s.Regions, s.Occupancy)
 	}
 }
