@@ -64,16 +64,27 @@ type ctExchange struct {
 
 type ctState struct {
 	main      string
-	prev      map[uint64]int // blocks of the previous main request and its response
-	prevN     int            // blocks of the previous main request
+	conv      *ctConv            // the main agent's conversation
+	subs      map[uint64]*ctConv // subagent conversations (Task), by first message
 	summaries map[string]bool
 	seed      maphash.Seed
-	respT     float64
+}
+
+// ctConv is one conversation of the main model: the main agent's, or a
+// subagent's (Claude Code's Task tool runs one with its own messages and a
+// smaller tool set).
+type ctConv struct {
+	prev  map[uint64]int // blocks of the previous request and its response
+	prevN int            // blocks of the previous request
+	first uint64         // hash of the first message
+	tools uint64         // hash of the tool schemas
+	respT float64
+	side  bool
 }
 
 func importClaudeTrace(b *builder, br *bufio.Reader) error {
 	ls := newLines(br)
-	st := &ctState{main: b.opt.MainModel, seed: maphash.MakeSeed(), summaries: map[string]bool{}}
+	st := &ctState{main: b.opt.MainModel, seed: maphash.MakeSeed(), summaries: map[string]bool{}, conv: &ctConv{}, subs: map[uint64]*ctConv{}}
 	var held []ctExchange // requests seen before the main model is known
 	for {
 		line, ok := ls.next()
@@ -181,27 +192,66 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 			blocks = append(blocks, blk{i, j, blockHash(st.seed, req.Messages[i].Role, &req.Messages[i].Blocks[j], raw), raw})
 		}
 	}
-	counts := make(map[uint64]int, len(st.prev))
-	for k, v := range st.prev {
-		counts[k] = v
-	}
-	matched := 0
-	seen := make([]bool, len(blocks))
-	for i := range blocks {
-		if counts[blocks[i].h] > 0 {
-			counts[blocks[i].h]--
-			seen[i] = true
-			matched++
+	var firstH uint64
+	for _, bk := range blocks {
+		if bk.msg == 0 {
+			firstH = firstH*31 + bk.h
 		}
 	}
+	toolsH := maphash.String(st.seed, req.Tools)
+	match := func(c *ctConv) (int, []bool) {
+		counts := make(map[uint64]int, len(c.prev))
+		for k, v := range c.prev {
+			counts[k] = v
+		}
+		n := 0
+		seen := make([]bool, len(blocks))
+		for i := range blocks {
+			if counts[blocks[i].h] > 0 {
+				counts[blocks[i].h]--
+				seen[i] = true
+				n++
+			}
+		}
+		return n, seen
+	}
+	conv := st.conv
+	matched, seen := match(conv)
 	summary := ctSummary(&x.req)
-	restart := summary != "" && !st.summaries[summary] || st.prevN > 0 && 2*matched < st.prevN
+	summaryNew := summary != "" && !st.summaries[summary]
+	restart := false
+	switch {
+	case conv.prevN == 0 || firstH == conv.first || 2*matched >= conv.prevN:
+		// The same conversation, grown (or re-sent with blocks dropped, as
+		// the /compact summarisation request is).
+	case summaryNew:
+		restart = true // restarted from a summary (/compact, auto-compact)
+	case toolsH != conv.tools:
+		// Another tool set and another first message: a subagent.
+		conv = st.subs[firstH]
+		if conv == nil {
+			conv = &ctConv{side: true}
+			st.subs[firstH] = conv
+		}
+		_, seen = match(conv)
+	default:
+		restart = true // the same agent started over without a summary (/clear)
+	}
+	if conv.side && !b.opt.Sidechains {
+		b.side++
+		return nil
+	}
+	if conv.prevN == 0 || restart {
+		conv.first, conv.tools = firstH, toolsH
+	}
 	if restart {
-		// Claude Code restarted the conversation from a summary (/compact or
-		// auto-compact): the context is what this request carries.
+		// The context is what this request carries.
 		trigger := "auto"
 		if strings.Contains(blocksTextOf(x.req.Messages), "<command-name>compact</command-name>") {
 			trigger = "manual"
+		}
+		if summary == "" {
+			trigger = "restart"
 		}
 		if err := b.compaction(trace.Compaction{Trigger: trigger, Summary: summary}, t); err != nil {
 			return err
@@ -212,9 +262,10 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 		st.summaries[summary] = true
 	}
 	lat := 0.0
-	if st.respT > 0 && x.t > st.respT {
-		lat = x.t - st.respT
+	if conv.respT > 0 && x.t > conv.respT {
+		lat = x.t - conv.respT
 	}
+	side := conv.side
 	var asst *turn
 	flushAsst := func() error {
 		if asst == nil {
@@ -239,7 +290,7 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 				if err := flushAsst(); err != nil {
 					return err
 				}
-				asst = &turn{T: t}
+				asst = &turn{T: t, Sidechain: side}
 			}
 			switch {
 			case typ == "tool_use" && bk.raw != nil:
@@ -262,18 +313,20 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 			if bk.raw != nil {
 				id, isErr = bk.raw.ToolUseID, bk.raw.IsError
 			}
-			if _, err := b.toolResult(id, "", text, isErr, t, lat, false); err != nil {
+			if _, err := b.toolResult(id, "", text, isErr, t, lat, side); err != nil {
 				return err
 			}
-		case "text":
+		case "text", "image", "document":
 			if strings.HasPrefix(text, summaryPrefix) {
 				continue // carried by the compaction event
 			}
-			if err := b.user(text, t, isNotice(text)); err != nil {
-				return err
+			if side {
+				if err := b.out(&trace.Event{Kind: trace.KindUser, T: t, Text: text, Sidechain: true}); err != nil {
+					return err
+				}
+				continue
 			}
-		case "image", "document":
-			if err := b.user(text, t, true); err != nil {
+			if err := b.user(text, t, typ != "text" || isNotice(text)); err != nil {
 				return err
 			}
 		}
@@ -287,7 +340,7 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 	}
 	usage := u.usage(x.req.Model)
 	usage.Request = req
-	tn := &turn{T: t, Usage: usage}
+	tn := &turn{T: t, Usage: usage, Sidechain: side}
 	next := make(map[uint64]int, len(blocks)+len(x.resp.Content))
 	for _, bk := range blocks {
 		next[bk.h]++
@@ -306,8 +359,8 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 			tn.Calls = append(tn.Calls, trace.ToolCall{ID: bl.ID, RawName: bl.Name, Args: bl.Input})
 		}
 	}
-	st.prev, st.prevN = next, len(blocks)
-	st.respT = x.rt
+	conv.prev, conv.prevN = next, len(blocks)
+	conv.respT = x.rt
 	return b.assistant(tn)
 }
 

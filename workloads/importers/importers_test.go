@@ -2,6 +2,7 @@ package importers
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -423,6 +424,53 @@ func TestClaudeCodeSidechains(t *testing.T) {
 		}
 		if side != wantSide || main != 1 || st.ToolCalls != 0 {
 			t.Errorf("Sidechains=%v: %d sidechain, %d main turns, %d main tool calls; want %d, 1, 0", keep, side, main, st.ToolCalls, wantSide)
+		}
+	}
+}
+
+// A Task subagent's requests go to the main model with another tool set and
+// another first message: they are a sidechain, not a restart of the agent.
+func TestClaudeTraceSubagent(t *testing.T) {
+	sse := func(id, block string, in, read, out int) string {
+		b, _ := json.Marshal("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"" + id + "\",\"usage\":{\"input_tokens\":" + strconv.Itoa(in) + ",\"cache_read_input_tokens\":" + strconv.Itoa(read) + "}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":" + block + "}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":" + strconv.Itoa(out) + "}}\n\n")
+		return string(b)
+	}
+	line := func(ts float64, tools, messages, resp string) string {
+		return `{"request":{"timestamp":` + strconv.FormatFloat(ts, 'f', -1, 64) + `,"url":"https://api.anthropic.com/v1/messages","body":{"model":"claude-sonnet-4","tools":` + tools +
+			`,"messages":` + messages + `}},"response":{"status_code":200,"body_raw":` + resp + `}}`
+	}
+	mainTools := `[{"name":"Task"},{"name":"Read"}]`
+	m1 := `[{"role":"user","content":"audit the config loader"}]`
+	log := strings.Join([]string{
+		line(1, mainTools, m1, sse("m1", `{"type":"tool_use","id":"t1","name":"Task","input":{"prompt":"find the config loader"}}`, 100, 0, 10)),
+		line(2, `[{"name":"Read"}]`, `[{"role":"user","content":"find the config loader"}]`, sse("s1", `{"type":"text","text":"it is in pkg/config/load.go"}`, 50, 0, 8)),
+		line(3, mainTools, `[{"role":"user","content":"audit the config loader"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"prompt":"find the config loader"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"it is in pkg/config/load.go"}]}]`,
+			sse("m2", `{"type":"text","text":"done"}`, 5, 100, 3)),
+	}, "\n")
+	for _, keep := range []bool{false, true} {
+		var sideTurns, mainTurns, compactions int
+		_, st, err := Import(strings.NewReader(log), "ct.jsonl", Options{Format: FormatClaudeTrace, Sidechains: keep, Strict: true}, func(e *trace.Event) error {
+			switch {
+			case e.Kind == trace.KindAssistant && e.Sidechain:
+				sideTurns++
+			case e.Kind == trace.KindAssistant:
+				mainTurns++
+			case e.Kind == trace.KindCompaction:
+				compactions++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSide := 0
+		if keep {
+			wantSide = 1
+		}
+		if mainTurns != 2 || sideTurns != wantSide || compactions != 0 || st.UsageRecords != 2 {
+			t.Errorf("Sidechains=%v: %d main, %d sidechain turns, %d compactions, %d usage; want 2, %d, 0, 2", keep, mainTurns, sideTurns, compactions, st.UsageRecords, wantSide)
 		}
 	}
 }
