@@ -124,3 +124,20 @@ func TestBudgetSearch(t *testing.T) {
 		t.Error("tuning a region that the evaluator cannot read: no error")
 	}
 }
+
+func FuzzRewriteBudgets(f *testing.F) {
+	src, _ := blueprints.Source("coder")
+	f.Add(src, "codebase", "30%")
+	f.Add([]byte("[context.regions.notes]\nbudget = \"10%\"\n"), "notes", "20%")
+	f.Add([]byte("[context.regions]\nx = { budget = 5 }\n[[stages]]\n"), "x", "7")
+	f.Fuzz(func(t *testing.T, src []byte, region, budget string) {
+		out, err := RewriteBudgets(src, map[string]string{region: budget})
+		if err != nil {
+			return
+		}
+		// Only budget values change: the line count stays.
+		if strings.Count(string(out), "\n") != strings.Count(string(src), "\n") {
+			t.Fatalf("line count changed:\n%q\n%q", src, out)
+		}
+	})
+}
