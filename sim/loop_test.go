@@ -10,7 +10,7 @@ import (
 func TestEventQueueOrder(t *testing.T) {
 	var q eventQueue
 	for i, due := range []float64{5, 1, 5, 3, 1} {
-		heap.Push(&q, queued{due: due, seq: uint64(i), ev: &trace.Event{ID: string(rune('a' + i))}})
+		heap.Push(&q, queued{due: due, seq: uint64(i), ev: trace.Event{ID: string(rune('a' + i))}})
 	}
 	got := ""
 	for q.Len() > 0 {

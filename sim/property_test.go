@@ -113,3 +113,34 @@ func TestPropertyDeterministic(t *testing.T) {
 		})
 	}
 }
+
+// Runs share nothing but read-only tables and the BPE codecs: concurrent runs
+// (a sweep) give the same results as sequential ones.
+func TestPropertyConcurrentRuns(t *testing.T) {
+	prof, err := LookupProfile("gpt-5.5") // o200k_base
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Policy: "flat-compact", Model: prof, Window: 16384}
+	want := mustJSON(t, runRandom(t, 5, 100, cfg))
+	got := make([]string, 4)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			h, evs := randomWorkload(5, 100)
+			res, err := Run(context.Background(), SliceSource(h, evs), cfg)
+			if err == nil {
+				got[i] = mustJSON(t, res)
+			}
+			done <- i
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for i, g := range got {
+		if g != want {
+			t.Errorf("concurrent run %d differs", i)
+		}
+	}
+}

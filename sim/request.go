@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"hash/fnv"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -56,6 +55,8 @@ type Block struct {
 	exempt           bool  // task and system content are never dead
 	taskState        uint8 // 0 unknown, 1 lacks the task text, 2 holds it
 	nextUse          int   // clairvoyant: position of the next probe using the content
+	sigState         uint8 // 1 when sig is computed
+	sig              gramSig
 
 	// Region policy state.
 	key  uint64 // engine block identity
@@ -75,6 +76,51 @@ func (b *Block) Has(f *trace.Probe) bool {
 		return strings.Contains(b.Text, f.Text)
 	}
 	return false
+}
+
+// gramSig is a 256-bit set of a text's byte trigrams: a text that lacks one
+// of a fact's trigrams cannot contain the fact, which rules out most blocks
+// without searching them.
+type gramSig [4]uint64
+
+func gram(a, b, c byte) uint { return (uint(a)*961 + uint(b)*31 + uint(c)) & 255 }
+
+func sigOf(s string) gramSig {
+	var g gramSig
+	for i := 0; i+2 < len(s); i++ {
+		k := gram(s[i], s[i+1], s[i+2])
+		g[k>>6] |= 1 << (k & 63)
+	}
+	return g
+}
+
+// covers reports whether every trigram of need is in g.
+func (g *gramSig) covers(need *gramSig) bool {
+	return need[0]&^g[0] == 0 && need[1]&^g[1] == 0 && need[2]&^g[2] == 0 && need[3]&^g[3] == 0
+}
+
+// sigMaxBytes: longer texts hold nearly every trigram, so no signature.
+const sigMaxBytes = 2048
+
+// hasFact is Has with the fact's signature computed once by the caller.
+func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
+	for i := range b.Facts {
+		if b.Facts[i].ID == f.Fact && f.Fact != "" {
+			return true
+		}
+	}
+	if b.Text == "" || len(b.Text) < len(f.Text) {
+		return false
+	}
+	if len(b.Text) <= sigMaxBytes {
+		if b.sigState == 0 {
+			b.sig, b.sigState = sigOf(b.Text), 1
+		}
+		if !b.sig.covers(need) {
+			return false
+		}
+	}
+	return strings.Contains(b.Text, f.Text)
 }
 
 // CacheMark is a cache breakpoint: the prefix up to and including block Index
@@ -119,29 +165,29 @@ type contentStat struct {
 }
 
 func hashContent(kind BlockKind, id, text string, size int) uint64 {
-	h := fnv.New64a()
-	var k [1]byte
-	k[0] = byte(kind)
-	if kind == BlockToolResult || kind == BlockPlaceholder {
+	// FNV-1a, written out so that hashing allocates nothing.
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	k := byte(kind)
+	if kind == BlockToolResult {
 		// A tool's output is the same content whether first fetched or refetched.
-		k[0] = byte(BlockToolResult)
-		if kind == BlockPlaceholder {
-			k[0] = byte(BlockPlaceholder)
-		}
+		k = byte(BlockToolResult)
 	}
-	h.Write(k[:])
+	h = (h ^ uint64(k)) * prime
 	if text == "" {
 		// Elided content is identified by its source event.
-		h.Write([]byte(id))
-		var s [8]byte
-		for i := range s {
-			s[i] = byte(size >> (8 * i))
+		for i := 0; i < len(id); i++ {
+			h = (h ^ uint64(id[i])) * prime
 		}
-		h.Write(s[:])
-	} else {
-		h.Write([]byte(text))
+		for i := 0; i < 8; i++ {
+			h = (h ^ uint64(byte(size>>(8*i)))) * prime
+		}
+		return h
 	}
-	return h.Sum64()
+	for i := 0; i < len(text); i++ {
+		h = (h ^ uint64(text[i])) * prime
+	}
+	return h
 }
 
 // chain combines a prefix hash with the next block's hash.

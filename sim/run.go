@@ -174,8 +174,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 			r.m.taskText = ev.Text
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
 		}
-		cp := *ev
-		heap.Push(&r.q, queued{due: r.dueTime(&cp), seq: r.seq, ev: &cp})
+		heap.Push(&r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
 		r.seq++
 	}
 	if err := src.Err(); err != nil {
@@ -270,7 +269,7 @@ func newPolicy(spec PolicySpec, e *env, fut *future) (policy, error) {
 type queued struct {
 	due float64
 	seq uint64
-	ev  *trace.Event
+	ev  trace.Event
 }
 
 type eventQueue []queued
@@ -305,6 +304,7 @@ type runner struct {
 	m    meter
 
 	q       eventQueue
+	cur     queued // the event being applied
 	seq     uint64
 	clock   float64
 	anchor  float64 // virtual time the last inference finished
@@ -341,11 +341,11 @@ func (r *runner) dueTime(ev *trace.Event) float64 {
 
 func (r *runner) drain() {
 	for r.q.Len() > 0 {
-		it := heap.Pop(&r.q).(queued)
-		if it.due > r.clock {
-			r.clock = it.due
+		r.cur = heap.Pop(&r.q).(queued)
+		if r.cur.due > r.clock {
+			r.clock = r.cur.due
 		}
-		r.apply(it.ev, it.due)
+		r.apply(&r.cur.ev, r.cur.due)
 	}
 }
 
@@ -640,11 +640,12 @@ func (m *meter) present(req *Request, p *trace.Probe) bool {
 			return true
 		}
 	}
+	need := sigOf(p.Text)
 	for _, b := range req.Blocks {
 		if b.since >= 0 && b.since <= memo.scannedAt {
 			continue // present at the last full search, and did not hold it
 		}
-		if b.Has(p) {
+		if b.hasFact(p, &need) {
 			memo.hits = append(memo.hits, b)
 			return true
 		}
