@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -114,10 +115,22 @@ func cmdFidelity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	opt.NoProbes = true // not needed here; keeps replay fast
 	var reports []fidelityReport
+	failed := false
 	for _, path := range fs.Args() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		r, err := fidelity(ctx, path, opt, *profile, *tokName)
 		if err != nil {
-			return err
+			// One unreadable file (a README in a glob) does not hide the
+			// figures of the others; the exit status still says it failed.
+			var ue usageError
+			if errors.As(err, &ue) {
+				return err
+			}
+			fmt.Fprintln(stderr, "ctxsim: fidelity:", err)
+			failed = true
+			continue
 		}
 		reports = append(reports, *r)
 		if !*asJSON {
@@ -127,7 +140,12 @@ func cmdFidelity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
+		if err := enc.Encode(reports); err != nil {
+			return err
+		}
+	}
+	if failed {
+		return errSilent
 	}
 	return nil
 }

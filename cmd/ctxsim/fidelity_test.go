@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,12 @@ func TestFidelityNoUsage(t *testing.T) {
 	r := fidelityJSON(t, "swe-gpt4-pydicom-1458.traj")[0]
 	if r.Requests != 0 || len(r.Notes) == 0 {
 		t.Errorf("a trajectory without usage: %+v", r)
+	}
+}
+
+func TestFidelityKeepsGoingPastABadFile(t *testing.T) {
+	stdout, stderr, code := runCmd(t, "fidelity", filepath.Join(sharedTraces, "PROVENANCE.md"), filepath.Join(sharedTraces, "swe-gpt4-pydicom-1458.traj"))
+	if code != 1 || !strings.Contains(stderr, "PROVENANCE.md") || !strings.Contains(stdout, "swe-gpt4-pydicom-1458.traj") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the good file reported, the bad one named, exit 1", code, stdout, stderr)
 	}
 }
