@@ -153,7 +153,8 @@ func cmdFidelity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // recorded is one main-model inference of the trace: its usage, if any.
 type recorded struct {
 	usage     *trace.Usage
-	afterComp bool // first inference after a recorded compaction
+	afterComp bool   // first inference after a recorded compaction
+	trigger   string // that compaction's trigger
 }
 
 func fidelity(ctx context.Context, path string, opt workloads.ImportOptions, profName, tok string) (*fidelityReport, error) {
@@ -169,7 +170,7 @@ func fidelity(ctx context.Context, path string, opt workloads.ImportOptions, pro
 	var evs []trace.Event
 	var infs []recorded
 	var lastUsage *trace.Usage
-	exact, comp := false, false
+	exact, comp, trigger := false, false, ""
 	for src.Scan() {
 		e := *src.Event()
 		evs = append(evs, e)
@@ -184,9 +185,12 @@ func fidelity(ctx context.Context, path string, opt workloads.ImportOptions, pro
 			}
 		case trace.KindCompaction:
 			comp = true
+			if e.Compaction != nil {
+				trigger = e.Compaction.Trigger
+			}
 		case trace.KindAssistant:
-			infs = append(infs, recorded{usage: lastUsage, afterComp: comp})
-			lastUsage, comp = nil, false
+			infs = append(infs, recorded{usage: lastUsage, afterComp: comp, trigger: trigger})
+			lastUsage, comp, trigger = nil, false, ""
 		}
 	}
 	if err := src.Err(); err != nil {
@@ -341,7 +345,9 @@ func messageFidelity(rep *fidelityReport, infs []recorded, run func(string) ([]s
 		if r.usage != nil && first < 0 {
 			first = i
 		}
-		if r.afterComp && compAt < 0 {
+		// A new session (Aider) or a restart without a summary is not a
+		// compaction a threshold policy could reproduce.
+		if r.afterComp && compAt < 0 && r.trigger != "session" && r.trigger != "restart" {
 			compAt = i
 		}
 	}
