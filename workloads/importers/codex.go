@@ -31,6 +31,7 @@ type cxItem struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	Input     string          `json:"input"`
+	Action    json.RawMessage `json:"action"` // local_shell_call: {"type":"exec","command":[…]}
 	CallID    string          `json:"call_id"`
 	Output    json.RawMessage `json:"output"`
 	// session_meta / turn_context / compacted / event_msg fields
@@ -226,9 +227,16 @@ func importCodex(b *builder, br *bufio.Reader) error {
 					return err
 				}
 				args := cxArgs(it.Arguments, it.Input)
-				r.Calls = append(r.Calls, trace.ToolCall{ID: it.CallID, RawName: it.Name, Args: args})
+				name := it.Name
+				if it.Type == "local_shell_call" {
+					name = "local_shell"
+					if len(it.Action) > 0 && json.Valid(it.Action) {
+						args = it.Action
+					}
+				}
+				r.Calls = append(r.Calls, trace.ToolCall{ID: it.CallID, RawName: name, Args: args})
 				callT[it.CallID] = t
-			case "function_call_output", "custom_tool_call_output":
+			case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 				text, isErr, lat := cxOutput(it.Output)
 				if lat == 0 {
 					if ct, ok := callT[it.CallID]; ok && t > ct {
@@ -309,11 +317,22 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, latency float64) {
 		return "", false, 0
 	}
 	var s string
-	if raw[0] == '"' {
+	switch raw[0] {
+	case '"':
 		if json.Unmarshal(raw, &s) != nil {
 			return string(raw), false, 0
 		}
-	} else {
+	case '{':
+		// Newer CLIs: {"content": "...", "success": bool}.
+		var o struct {
+			Content *string `json:"content"`
+			Success *bool   `json:"success"`
+		}
+		if json.Unmarshal(raw, &o) == nil && o.Content != nil {
+			return *o.Content, o.Success != nil && !*o.Success, 0
+		}
+		s = string(raw)
+	default:
 		s = string(raw)
 	}
 	if strings.HasPrefix(s, `{"output"`) {

@@ -474,3 +474,25 @@ func TestClaudeTraceSubagent(t *testing.T) {
 		}
 	}
 }
+
+func TestCodexOutputs(t *testing.T) {
+	tests := []struct {
+		name, raw, text string
+		isErr           bool
+		latency         float64
+	}{
+		{"plain", `"Exit code: 0\nOutput:\nok"`, "Exit code: 0\nOutput:\nok", false, 0},
+		{"plain failure", `"Exit code: 2\nOutput:\nno such file"`, "Exit code: 2\nOutput:\nno such file", true, 0},
+		{"legacy json string", `"{\"output\":\"FAIL\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":1.5}}"`, "FAIL", true, 1.5},
+		{"object", `{"content":"done","success":true}`, "done", false, 0},
+		{"object failure", `{"content":"denied","success":false}`, "denied", true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text, isErr, lat := cxOutput(json.RawMessage(tt.raw))
+			if text != tt.text || isErr != tt.isErr || lat != tt.latency {
+				t.Errorf("cxOutput = %q, %v, %g; want %q, %v, %g", text, isErr, lat, tt.text, tt.isErr, tt.latency)
+			}
+		})
+	}
+}
