@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// FuzzParseBlueprint: the loader, validation and New never panic, and every
+// load error names the file. Its seeds are kilobytes long, so run it with a
+// short minimisation: go test -fuzz FuzzParseBlueprint -fuzzminimizetime 1s
 func FuzzParseBlueprint(f *testing.F) {
 	// The real blueprints' region and routing tables (whole files are 20-40 KB,
 	// which slows the mutator to a crawl; TestRealBlueprintsLoadAndValidate
