@@ -55,11 +55,12 @@ type anthResponse struct {
 }
 
 type ctExchange struct {
-	line int
-	t    float64
-	rt   float64
-	req  anthRequest
-	resp *anthResponse // nil when the exchange failed
+	line   int
+	status int
+	t      float64
+	rt     float64
+	req    anthRequest
+	resp   *anthResponse // nil when the exchange failed
 }
 
 type ctState struct {
@@ -116,8 +117,11 @@ func importClaudeTrace(b *builder, br *bufio.Reader) error {
 			continue
 		}
 		if l.Response != nil {
-			x.rt = l.Response.Timestamp
+			x.rt, x.status = l.Response.Timestamp, l.Response.StatusCode
 			resp, err := ctParseResponse(l.Response.StatusCode, l.Response.Body, l.Response.BodyRaw)
+			if err != nil && l.Response.StatusCode != 0 && l.Response.StatusCode != 200 {
+				err = nil // a refusal, not a bad line: reported when the request is handled
+			}
 			if err != nil {
 				if err := b.warn(ls.line, "claude-trace: response: %v", err); err != nil {
 					return err
@@ -163,7 +167,10 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 		return nil
 	}
 	if x.resp == nil {
-		return b.warn(x.line, "claude-trace: main-model request without a successful response: skipped")
+		// A refused or failed call (429, 529, a dropped stream): the agent
+		// retries it, so it is no inference of the session.
+		b.note(x.line, "claude-trace: main-model request without a successful response (status %d): skipped", x.status)
+		return nil
 	}
 	b.setModel(st.main)
 	t := b.clock(unixTime(x.t))

@@ -162,6 +162,15 @@ func (b *builder) warn(line int, format string, args ...any) error {
 	return nil
 }
 
+// note reports something worth knowing that is not an error in the input
+// (a request the provider refused): a warning in both modes.
+func (b *builder) note(line int, format string, args ...any) {
+	b.skipped++
+	if b.opt.Warn != nil {
+		b.opt.Warn(&trace.ParseError{File: b.name, Line: line, Err: fmt.Errorf(format, args...)})
+	}
+}
+
 func (b *builder) finish() (trace.Header, Stats, error) {
 	h := b.hdr
 	if !b.hdrSet {

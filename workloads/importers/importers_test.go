@@ -496,3 +496,17 @@ func TestCodexOutputs(t *testing.T) {
 		})
 	}
 }
+
+// A refused request (529 overloaded) is retried by the agent: it is no
+// inference, and not a bad line even in strict mode.
+func TestClaudeTraceRefusedRequest(t *testing.T) {
+	log := `{"request":{"timestamp":1,"url":"https://api.anthropic.com/v1/messages","body":{"model":"m","tools":[{"name":"Read"}],"messages":[{"role":"user","content":"hi"}]}},"response":{"status_code":529,"body":{"type":"error","error":{"type":"overloaded_error"}}}}`
+	var warnings []error
+	_, st, err := Import(strings.NewReader(log), "ct.jsonl", Options{Format: FormatClaudeTrace, Strict: true, Warn: func(e error) { warnings = append(warnings, e) }}, func(*trace.Event) error { return nil })
+	if err != nil {
+		t.Fatalf("strict import failed on a refused request: %v", err)
+	}
+	if st.UsageRecords != 0 || len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "status 529") {
+		t.Errorf("usage %d, warnings %v; want none and one naming the status", st.UsageRecords, warnings)
+	}
+}
