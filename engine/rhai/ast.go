@@ -106,9 +106,6 @@ type (
 		iter    node
 		body    *blockExpr
 		iterPos Pos
-		// noCopy is set when the body cannot change the loop variable, so
-		// elements of a stored array need not be copied to be iterated.
-		noCopy bool
 	}
 	tryExpr struct {
 		p      Pos
@@ -291,92 +288,6 @@ func freeVars(n node, out map[string]bool) {
 	}
 }
 
-// children lists the nodes directly inside n.
-func children(n node) []node {
-	switch e := n.(type) {
-	case *interpExpr:
-		return e.parts
-	case *arrayExpr:
-		return e.elems
-	case *mapExpr:
-		return e.vals
-	case *unaryExpr:
-		return []node{e.x}
-	case *binaryExpr:
-		return []node{e.l, e.r}
-	case *rangeExpr:
-		return []node{e.l, e.r}
-	case *indexExpr:
-		return []node{e.x, e.idx}
-	case *propExpr:
-		return []node{e.x}
-	case *callExpr:
-		return e.args
-	case *methodExpr:
-		return append([]node{e.recv}, e.args...)
-	case *closureExpr:
-		return []node{e.def.body}
-	case *ifExpr:
-		out := []node{e.cond, e.then}
-		if e.els != nil {
-			out = append(out, e.els)
-		}
-		return out
-	case *switchExpr:
-		out := []node{e.x}
-		for _, c := range e.cases {
-			if c.cond != nil {
-				out = append(out, c.cond)
-			}
-			out = append(out, c.body)
-		}
-		if e.def != nil {
-			out = append(out, e.def)
-		}
-		return out
-	case *blockExpr:
-		return e.stmts
-	case *whileExpr:
-		return []node{e.cond, e.body}
-	case *loopExpr:
-		return []node{e.body}
-	case *forExpr:
-		return []node{e.iter, e.body}
-	case *tryExpr:
-		return []node{e.body, e.catch}
-	case *letStmt:
-		if e.init != nil {
-			return []node{e.init}
-		}
-	case *assignStmt:
-		return []node{e.target, e.val}
-	case *returnStmt:
-		if e.x != nil {
-			return []node{e.x}
-		}
-	case *breakStmt:
-		if e.x != nil {
-			return []node{e.x}
-		}
-	case *throwStmt:
-		if e.x != nil {
-			return []node{e.x}
-		}
-	}
-	return nil
-}
-
-// walk calls f on n and everything inside it.
-func walk(n node, f func(node)) {
-	if n == nil {
-		return
-	}
-	f(n)
-	for _, c := range children(n) {
-		walk(c, f)
-	}
-}
-
 // pureMethods never change their receiver, whatever its type.
 var pureMethods = map[string]bool{
 	"len": true, "is_empty": true, "contains": true, "starts_with": true, "ends_with": true,
@@ -385,56 +296,4 @@ var pureMethods = map[string]bool{
 	"to_int": true, "to_float": true, "join": true, "filter": true, "map": true, "reduce": true,
 	"reduce_rev": true, "some": true, "all": true, "find": true, "extract": true, "abs": true,
 	"is_odd": true, "is_even": true, "floor": true, "ceiling": true, "round": true,
-}
-
-// rootVar is the variable a place expression (a.b[c].d) starts from.
-func rootVar(n node) string {
-	for {
-		switch e := n.(type) {
-		case *varExpr:
-			return e.name
-		case *propExpr:
-			n = e.x
-		case *indexExpr:
-			n = e.x
-		default:
-			return ""
-		}
-	}
-}
-
-// mayChange reports whether body might change variable name in place: by
-// assignment, by a method that is not known to be pure (script functions
-// can change `this`), or through a closure that captures it.
-func mayChange(body node, name string, fns map[string][]*fnDef) bool {
-	changed := false
-	walk(body, func(n node) {
-		switch e := n.(type) {
-		case *assignStmt:
-			changed = changed || rootVar(e.target) == name
-		case *methodExpr:
-			if rootVar(e.recv) == name && (!pureMethods[e.name] || len(fns[e.name]) > 0) {
-				changed = true
-			}
-		case *closureExpr:
-			for _, c := range e.def.captures {
-				changed = changed || c == name
-			}
-		}
-	})
-	return changed
-}
-
-// markLoops sets noCopy on every for loop whose body leaves its variable alone.
-func markLoops(roots []node, fns map[string][]*fnDef) {
-	for _, r := range roots {
-		walk(r, func(n node) {
-			if f, ok := n.(*forExpr); ok {
-				f.noCopy = !mayChange(f.body, f.v, fns)
-				if root := rootVar(f.iter); root != "" && mayChange(f.body, root, fns) {
-					f.noCopy = false // the body changes the array it walks
-				}
-			}
-		})
-	}
 }

@@ -16,10 +16,9 @@ func (in *interp) callBuiltinFn(p Pos, name string, args []Value) (Value, error)
 	case "print", "debug":
 		text := ""
 		if len(args) > 0 {
-			if name == "debug" {
-				text = args[0].DebugString()
-			} else {
-				text = args[0].String()
+			var err error
+			if text, err = in.text(p, args[0], name == "debug"); err != nil {
+				return Value{}, err
 			}
 		}
 		if len(in.out) < maxOutputs {
@@ -169,13 +168,10 @@ func (in *interp) builtinMethod(p Pos, name string, recv *Value, args []Value) (
 		if len(args) == 0 {
 			return String(recv.TypeName()), true, nil
 		}
-	case "to_string":
+	case "to_string", "to_debug":
 		if len(args) == 0 {
-			return String(recv.String()), true, nil
-		}
-	case "to_debug":
-		if len(args) == 0 {
-			return String(recv.DebugString()), true, nil
+			t, err := in.text(p, *recv, name == "to_debug")
+			return String(t), true, err
 		}
 	case "to_json":
 		if len(args) == 0 {
@@ -188,6 +184,14 @@ func (in *interp) builtinMethod(p Pos, name string, recv *Value, args []Value) (
 			}
 			return String(string(raw)), true, nil
 		}
+	}
+	if recv.isShared() && !pureMethods[name] {
+		// A method that may change a shared receiver works on a copy.
+		v, err := in.mutable(p, *recv)
+		if err != nil {
+			return Value{}, true, err
+		}
+		*recv = v
 	}
 	switch recv.k {
 	case KindString:
@@ -497,7 +501,11 @@ func (in *interp) stringMethod(p Pos, name string, recv *Value, args []Value) (V
 		}
 	case "append":
 		if len(args) == 1 {
-			out := s + args[0].String()
+			add, err := in.text(p, args[0], false)
+			if err != nil {
+				return Value{}, true, err
+			}
+			out := s + add
 			if err := in.checkString(p, out); err != nil {
 				return Value{}, true, err
 			}
@@ -689,7 +697,11 @@ func (in *interp) arrayMethod(p Pos, name string, a *Array, args []Value) (Value
 				}
 				hit = r.k == KindBool && r.n != 0
 			} else {
-				hit = Equal(a.Elems[i], args[0])
+				eq, err := in.equal(p, a.Elems[i], args[0])
+				if err != nil {
+					return Value{}, true, err
+				}
+				hit = eq
 			}
 			if hit {
 				if name == "find" {
@@ -817,8 +829,7 @@ func (in *interp) arrayMethod(p Pos, name string, a *Array, args []Value) (Value
 				if i > 0 {
 					b.WriteString(sep)
 				}
-				v.write(&b, false)
-				if b.Len() > in.lim.MaxStringLen {
+				if !v.write(&b, false, in.lim.MaxStringLen) || b.Len() > in.lim.MaxStringLen {
 					return Value{}, true, in.checkString(p, b.String())
 				}
 			}
@@ -894,7 +905,11 @@ func (in *interp) arrayMethod(p Pos, name string, a *Array, args []Value) (Value
 		if len(args) == 0 && len(a.Elems) > 1 {
 			out := a.Elems[:1]
 			for _, v := range a.Elems[1:] {
-				if !Equal(v, out[len(out)-1]) {
+				eq, err := in.equal(p, v, out[len(out)-1])
+				if err != nil {
+					return Value{}, true, err
+				}
+				if !eq {
 					out = append(out, v)
 				}
 			}

@@ -85,18 +85,58 @@ func sizeCost(v Value) int {
 	return 0
 }
 
-// cloneV deep-copies v, paying one operation per array or map copied.
-func (in *interp) cloneV(p Pos, v Value) (Value, error) {
-	if v.k != KindArray && v.k != KindMap {
+// cloneV is how a value read from storage is copied: O(1), sharing the
+// storage copy-on-write.
+func (in *interp) cloneV(_ Pos, v Value) (Value, error) {
+	return v.share(), nil
+}
+
+// mutable returns v ready to be changed in place: shared storage is copied
+// one level (paid for by size) and the copy returned; private storage as is.
+func (in *interp) mutable(p Pos, v Value) (Value, error) {
+	if !v.isShared() {
 		return v, nil
 	}
-	budget := in.lim.MaxOperations - in.ops
-	out, ok := v.cloneBudget(&budget)
-	in.ops = in.lim.MaxOperations - budget
-	if !ok {
-		return Value{}, limitErr(p, LimitOperations, "too many operations: the script ran more than %d", in.lim.MaxOperations)
+	if err := in.charge(p, 1+sizeCost(v)); err != nil {
+		return Value{}, err
 	}
-	return out, nil
+	return v.unshared(), nil
+}
+
+// equal is Equal paid for by the containers it compares.
+func (in *interp) equal(p Pos, a, b Value) (bool, error) {
+	if a.k != KindArray && a.k != KindMap {
+		return Equal(a, b), nil
+	}
+	budget := in.lim.MaxOperations - in.ops
+	eq := equalBudget(a, b, &budget)
+	if budget < 0 {
+		in.ops = in.lim.MaxOperations + 1
+		return false, limitErr(p, LimitOperations, "too many operations: the script ran more than %d", in.lim.MaxOperations)
+	}
+	in.ops = in.lim.MaxOperations - budget
+	return eq, nil
+}
+
+// text renders v for print, interpolation and string building, bounded by
+// the string limit (shared storage can make a small value print enormously).
+func (in *interp) text(p Pos, v Value, debug bool) (string, error) {
+	switch v.k {
+	case KindString:
+		if !debug {
+			return v.s, nil
+		}
+	case KindArray, KindMap:
+	default:
+		if !debug {
+			return v.String(), nil
+		}
+	}
+	var b strings.Builder
+	if !v.write(&b, debug, in.lim.MaxStringLen) {
+		return "", limitErr(p, LimitStringLen, "string too long: more than %d bytes", in.lim.MaxStringLen)
+	}
+	return b.String(), in.charge(p, b.Len()/4096)
 }
 
 func (in *interp) lookup(name string) int {
@@ -234,7 +274,11 @@ func (in *interp) eval(n node) (Value, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			v.write(&b, false)
+			t, err := in.text(part.at(), v, false)
+			if err != nil {
+				return Value{}, err
+			}
+			b.WriteString(t)
 			if b.Len() > in.lim.MaxStringLen {
 				return Value{}, in.checkString(e.p, b.String())
 			}
@@ -496,7 +540,6 @@ func (in *interp) evalFor(e *forExpr) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	fromPlace := isPlace(e.iter) && !e.noCopy
 	base := len(in.scope)
 	defer in.truncate(base)
 	in.push(e.v, Value{}, false)
@@ -533,18 +576,10 @@ func (in *interp) evalFor(e *forExpr) (Value, error) {
 	var done bool
 	switch it.k {
 	case KindArray:
-		elems := it.arr().Elems
-		if fromPlace {
-			// Rhai iterates over a copy: the body may change the array.
-			elems = append([]Value(nil), elems...)
-		}
-		for i, v := range elems {
-			if fromPlace {
-				if v, err = in.cloneV(e.iterPos, v); err != nil {
-					return Value{}, err
-				}
-			}
-			if done, err = step(v, int64(i)); done || err != nil {
+		// Rhai iterates over a copy: sharing the storage makes the body's
+		// changes to the array land in a copy of their own.
+		for i, v := range it.share().arr().Elems {
+			if done, err = step(v.share(), int64(i)); done || err != nil {
 				break
 			}
 		}
@@ -669,11 +704,22 @@ func (in *interp) evalBinary(e *binaryExpr) (Value, error) {
 		v, err := in.contains(e.p, r, l)
 		return Bool(err == nil && v.n == 0), err
 	}
-	if (e.op == "==" || e.op == "!=" || e.op == "+") && (l.k == KindArray || l.k == KindMap || r.k == KindArray || r.k == KindMap) {
-		// Comparing or concatenating containers walks them whole.
-		if err := in.charge(e.p, countNodes(l, in.lim.MaxOperations)+countNodes(r, in.lim.MaxOperations)); err != nil {
+	if (e.op == "==" || e.op == "!=") && (l.k == KindArray || l.k == KindMap) {
+		eq, err := in.equal(e.p, l, r)
+		return Bool(eq == (e.op == "==")), err
+	}
+	if e.op == "+" && (l.k == KindString) != (r.k == KindString) {
+		// Anything + string (or the reverse) is string building.
+		ls, err := in.text(e.p, l, false)
+		if err != nil {
 			return Value{}, err
 		}
+		rs, err := in.text(e.p, r, false)
+		if err != nil {
+			return Value{}, err
+		}
+		v := String(ls + rs)
+		return v, in.checkValue(e.p, v)
 	}
 	v, err := binaryOp(e.p, e.op, l, r)
 	if err != nil {
@@ -696,7 +742,11 @@ func (in *interp) contains(p Pos, hay, needle Value) (Value, error) {
 			if err := in.tick(p); err != nil {
 				return Value{}, err
 			}
-			if Equal(x, needle) {
+			eq, err := in.equal(p, x, needle)
+			if err != nil {
+				return Value{}, err
+			}
+			if eq {
 				return Bool(true), nil
 			}
 		}
@@ -901,7 +951,10 @@ func (in *interp) placeOf(n node) (*place, error) {
 		if err != nil {
 			return nil, err
 		}
-		pv := in.get(parent)
+		pv, err := in.mutableAt(e.p, parent)
+		if err != nil {
+			return nil, err
+		}
 		if e.safe && pv.k == KindUnit {
 			return &place{kind: pTemp}, nil
 		}
@@ -943,7 +996,10 @@ func (in *interp) placeOf(n node) (*place, error) {
 		if err != nil {
 			return nil, err
 		}
-		pv := in.get(parent)
+		pv, err := in.mutableAt(e.p, parent)
+		if err != nil {
+			return nil, err
+		}
 		if pv.k == KindMap {
 			return &place{kind: pKey, m: pv.mp(), key: e.name, konst: parent.konst, name: parent.name}, nil
 		}
@@ -961,6 +1017,23 @@ func (in *interp) placeOf(n node) (*place, error) {
 		return nil, err
 	}
 	return &place{kind: pTemp, tmp: v}, nil
+}
+
+// mutableAt reads a container from a place for changing inside it: shared
+// storage is copied and the copy put back first (a constant cannot be).
+func (in *interp) mutableAt(p Pos, pl *place) (Value, error) {
+	v := in.get(pl)
+	if !v.isShared() || pl.kind == pTemp {
+		return v, nil
+	}
+	if pl.konst {
+		return Value{}, errAt(p, "cannot modify constant %s", pl.name)
+	}
+	v, err := in.mutable(p, v)
+	if err != nil {
+		return Value{}, err
+	}
+	return v, in.set(p, pl, v)
 }
 
 func (in *interp) get(pl *place) Value {
@@ -1056,9 +1129,14 @@ func (in *interp) evalAssign(e *assignStmt) error {
 	if e.op == "=" {
 		return in.set(e.p, pl, val)
 	}
-	cur := in.get(pl)
 	if pl.konst {
 		return errAt(e.p, "cannot modify constant %s", pl.name)
+	}
+	cur := in.get(pl)
+	if e.op == "+" && (cur.k == KindArray || cur.k == KindMap) {
+		if cur, err = in.mutableAt(e.p, pl); err != nil {
+			return err
+		}
 	}
 	// Arrays and maps grow in place: `a += x` pushes, `m += other` mixes in.
 	if e.op == "+" && cur.k == KindArray {
@@ -1083,10 +1161,21 @@ func (in *interp) evalAssign(e *assignStmt) error {
 		}
 		return in.checkMap(e.p, len(m.M))
 	}
+	if e.op == "+" && cur.k != KindString && val.k == KindString && cur.k != KindArray && cur.k != KindMap {
+		t, err := in.text(e.p, cur, false)
+		if err != nil {
+			return err
+		}
+		cur = String(t)
+	}
 	if e.op == "+" && cur.k == KindString {
 		// Building a string with += in a loop is the commonest render
 		// pattern; appending in place keeps it linear instead of quadratic.
-		nv := appendString(cur, val)
+		add, err := in.text(e.p, val, false)
+		if err != nil {
+			return err
+		}
+		nv := appendString(cur, add)
 		// Charge for the bytes added, not the whole string: the append is in place.
 		if err := in.charge(e.p, (len(nv.s)-len(cur.s))/4096); err != nil {
 			return err
@@ -1110,14 +1199,7 @@ func (in *interp) evalAssign(e *assignStmt) error {
 // of a builder it owns (it was made by an earlier append), the builder grows
 // in place: strings handed out before stay valid, as a Builder never rewrites
 // bytes it has written.
-func appendString(cur, val Value) Value {
-	var add string
-	switch val.k {
-	case KindString:
-		add = val.s
-	default:
-		add = val.String()
-	}
+func appendString(cur Value, add string) Value {
 	if b, ok := cur.p.(*strings.Builder); ok && b.Len() == len(cur.s) {
 		b.WriteString(add)
 		return Value{k: KindString, s: b.String(), p: b}
@@ -1176,20 +1258,33 @@ func (in *interp) evalCall(e *callExpr) (Value, error) {
 }
 
 func (in *interp) evalMethod(e *methodExpr) (Value, error) {
-	var pl *place
-	var recv Value
-	if isPlace(e.recv) {
-		var err error
-		if pl, err = in.placeOf(e.recv); err != nil {
+	// A method known not to change its receiver reads it as a value; others
+	// work on the receiver's place, so that a.push(x) changes a.
+	pure := pureMethods[e.name] && len(in.s.fns[e.name]) == 0
+	if pure || !isPlace(e.recv) {
+		recv, err := in.eval(e.recv)
+		if err != nil {
 			return Value{}, err
 		}
-		recv = in.get(pl)
-	} else {
-		var err error
-		if recv, err = in.eval(e.recv); err != nil {
+		if e.safe && recv.k == KindUnit {
+			return Value{}, nil
+		}
+		args, err := in.evalArgs(e.args)
+		if err != nil {
 			return Value{}, err
 		}
+		if !pure {
+			if recv, err = in.mutable(e.p, recv); err != nil {
+				return Value{}, err
+			}
+		}
+		return in.callMethod(e.p, e.name, &recv, args)
 	}
+	pl, err := in.placeOf(e.recv)
+	if err != nil {
+		return Value{}, err
+	}
+	recv := in.get(pl)
 	if e.safe && recv.k == KindUnit {
 		return Value{}, nil
 	}
@@ -1197,12 +1292,35 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
+	if pl.konst {
+		// A constant may be read by any method but changed by none: run
+		// the method on a copy and refuse if the copy changed.
+		before := recv.share()
+		work := before.unshared()
+		res, err := in.callMethod(e.p, e.name, &work, args)
+		if err != nil {
+			return Value{}, err
+		}
+		same, err := in.equal(e.p, before, work)
+		if err != nil {
+			return Value{}, err
+		}
+		if !same || work.k != before.k {
+			return Value{}, errAt(e.p, "cannot modify constant %s", pl.name)
+		}
+		return res, nil
+	}
+	if recv.isShared() {
+		if recv, err = in.mutableAt(e.p, pl); err != nil {
+			return Value{}, err
+		}
+	}
 	before := recv
 	res, err := in.callMethod(e.p, e.name, &recv, args)
 	if err != nil {
 		return Value{}, err
 	}
-	if pl != nil && (before.k != recv.k || before.n != recv.n || before.p != recv.p || before.s != recv.s) {
+	if before.k != recv.k || before.n != recv.n || before.p != recv.p || before.s != recv.s {
 		if err := in.set(e.p, pl, recv); err != nil {
 			return Value{}, err
 		}
@@ -1429,19 +1547,23 @@ func binaryOp(p Pos, op string, l, r Value) (Value, error) {
 		return Bool(cmpResult(op, c)), nil
 	case "+":
 		switch {
-		case l.k == KindString || r.k == KindString:
-			return String(l.String() + r.String()), nil
+		case l.k == KindString && r.k == KindString:
+			return String(l.s + r.s), nil
 		case l.k == KindChar && r.k == KindChar:
 			return String(string(rune(l.n)) + string(rune(r.n))), nil
 		case l.k == KindArray && r.k == KindArray:
 			out := make([]Value, 0, len(l.arr().Elems)+len(r.arr().Elems))
-			out = append(out, l.clone().arr().Elems...)
-			out = append(out, r.clone().arr().Elems...)
+			for _, v := range l.arr().Elems {
+				out = append(out, v.share())
+			}
+			for _, v := range r.arr().Elems {
+				out = append(out, v.share())
+			}
 			return NewArray(out), nil
 		case l.k == KindMap && r.k == KindMap:
-			m := l.clone().mp().M
-			for k, v := range r.clone().mp().M {
-				m[k] = v
+			m := l.unshared().mp().M
+			for k, v := range r.mp().M {
+				m[k] = v.share()
 			}
 			return NewMap(m), nil
 		}

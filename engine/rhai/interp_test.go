@@ -97,6 +97,8 @@ func TestStatements(t *testing.T) {
 		{name: "const cannot grow", src: "const X = 5; X += 1;", err: "cannot modify constant X"},
 		{name: "shadowing", src: "let x = 1; let x = x + 1; x", want: "2"},
 		{name: "block scope", src: "let x = 1; { let x = 2; } x", want: "1"},
+		{name: "statement after a block statement", src: "let a = 1; if true { a = 2 } [a]", want: "[2]"},
+		{name: "block statement then unary", src: "let a = 1; { a = 5; } -a", want: "-5"},
 		{name: "block value", src: "let y = { let a = 2; a * 3 }; y", want: "6"},
 		{name: "block value ignores trailing semicolon", src: "{ 40 + 2; }", want: "42"},
 		{name: "let statement value is unit", src: "{ let a = 1; }", want: "()"},
@@ -265,6 +267,17 @@ func TestValueSemantics(t *testing.T) {
 		{name: "string shrinking under an assignment", src: `let s = "abc"; s[2] = { s.clear(); 'x' };`, err: "character index 2 out of bounds"},
 		{name: "array shrinking under a string method", src: `let a = ["x", "y"]; a[1].append(a.pop());`, err: "shrank to 1 elements"},
 		{name: "array shrinking under an index assignment", src: "let a = [1, 2]; a[1] += { a.clear(); 1 };", err: "array index 1 out of bounds"},
+		{name: "copy then change the copy's element", src: "let a = [[1]]; let b = a; b[0].push(2); [a, b]", want: "[[[1]], [[1, 2]]]"},
+		{name: "copy then change the original's element", src: "let a = [[1]]; let b = a; a[0].push(2); [a, b]", want: "[[[1, 2]], [[1]]]"},
+		{name: "deep map copy", src: "let m = #{x: #{y: [1]}}; let n = m; n.x.y.push(2); [m.x.y, n.x.y]", want: "[[1], [1, 2]]"},
+		{name: "function changes its argument's element", src: "fn f(a) { a[0].push(9); a } let x = [[1]]; let y = f(x); [x, y]", want: "[[[1]], [[1, 9]]]"},
+		{name: "closure changes a shared capture", src: "let a = [1]; let f = || a.push(2); let b = a; f.call(); [a, b]", want: "[[1, 2], [1]]"},
+		{name: "loop body changes the array it walks", src: "let a = [[1], [2]]; for x in a { a[0].push(9); x.push(7); } a", want: "[[1, 9, 9], [2]]"},
+		{name: "method changes this", src: "fn add_item(x) { this.items.push(x); } let o = #{items: []}; let p = o; o.add_item(1); [o, p]", want: `[#{"items": [1]}, #{"items": []}]`},
+		{name: "constant read by any method", src: "const C = [1, [2]]; [C.len(), C.index_of(1), C.to_json(), C[1].len()]", want: `[2, 0, "[1,[2]]", 1]`},
+		{name: "constant changed by a method", src: "const C = [1];\nC.push(2);", err: "cannot modify constant C", pos: "line 2, column 3"},
+		{name: "constant element changed by a method", src: "const C = [1, [2]]; C[1].push(3);", err: "cannot modify constant C"},
+		{name: "constant element assigned", src: "const C = #{a: 1}; C.a = 2;", err: "cannot modify constant C"},
 		{name: "map literal copies", src: "let b = [1]; let m = #{b: b}; b.push(2); m.b", want: "[1]"},
 	})
 }
@@ -445,6 +458,9 @@ fn mutate(x) { x.push(1); x }
 	}
 	if got := v.DebugString(); got != "[0, 1]" {
 		t.Fatalf("mutate = %s", got)
+	}
+	if got := arg.DebugString(); got != "[0]" {
+		t.Fatalf("the caller's argument changed: %s", got)
 	}
 	if _, err := s.Call("pair", Int(1), Int(2), Int(3)); err == nil || !strings.Contains(err.Error(), "takes [1 2] parameters, called with 3") {
 		t.Fatalf("wrong arity error = %v", err)

@@ -32,6 +32,8 @@ var precedence = map[string]int{
 	"<<": 210, ">>": 210,
 }
 
+var blockKeywords = map[string]bool{"if": true, "switch": true, "while": true, "loop": true, "do": true, "for": true, "try": true}
+
 var compoundOps = map[string]string{
 	"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "**=": "**",
 	"<<=": "<<", ">>=": ">>", "&=": "&", "|=": "|", "^=": "^",
@@ -275,6 +277,11 @@ func (p *parser) parseStmt() (node, error) {
 		case "fn", "private":
 			return nil, errAt(t.pos, "functions can only be defined at global level")
 		}
+	}
+	// A statement that starts with a block construct ends with its block:
+	// `for … { } [a]` is a loop and then an array, not an index.
+	if (t.kind == tKeyword && blockKeywords[t.text]) || (t.kind == tPunct && t.text == "{") {
+		return p.parsePrimary()
 	}
 	x, err := p.parseExpr()
 	if err != nil {

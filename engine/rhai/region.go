@@ -63,21 +63,72 @@ type RegionScript struct {
 	// parsed caches tool-call arguments by their JSON text: every render
 	// sees the same calls again, and decoding JSON costs more than copying.
 	parsed map[string]Value
+	// seen holds the entry maps of the last call: each assembly passes
+	// mostly the same entries, and shared (copy-on-write) values make
+	// handing the same map to the next call safe.
+	seen map[entryKey]seenEntry
 }
+
+type entryKey struct {
+	stamp   int64
+	kind    string
+	content string
+	tokens  int
+}
+
+type seenEntry struct {
+	e engine.ScriptEntry
+	v Value
+}
+
+func sameEntry(a, b engine.ScriptEntry) bool {
+	if a.Key != b.Key || a.HasKey != b.HasKey || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
+		a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i, c := range a.ToolCalls {
+		d := b.ToolCalls[i]
+		if c.ID != d.ID || c.Name != d.Name || !bytes.Equal(c.Args, d.Args) {
+			return false
+		}
+	}
+	return true
+}
+
+// entries converts ctx entries, reusing the maps of the previous call.
+func (r *RegionScript) entries(es []engine.ScriptEntry) Value {
+	next := make(map[entryKey]seenEntry, len(es))
+	out := make([]Value, len(es))
+	for i, e := range es {
+		k := entryKey{e.Timestamp, e.Kind, e.Content, e.Tokens}
+		if s, ok := r.seen[k]; ok && sameEntry(s.e, e) {
+			out[i] = s.v
+		} else {
+			out[i] = entryValue(e, r.args).share()
+		}
+		next[k] = seenEntry{e, out[i]}
+	}
+	r.seen = next
+	return NewArray(out)
+}
+
+// maxArgNodes bounds the arrays and maps in rendered tool-call arguments:
+// shared storage lets a script build a small value that expands hugely.
+const maxArgNodes = 100_000
 
 // maxParsed bounds the argument cache; it is simply reset when full.
 const maxParsed = 4096
 
 func (r *RegionScript) args(raw json.RawMessage) Value {
 	if v, ok := r.parsed[string(raw)]; ok {
-		return v.clone() // the script may change its copy
+		return v.share() // copy-on-write: the script may change its copy
 	}
 	v := jsonValue(raw)
 	if r.parsed == nil || len(r.parsed) >= maxParsed {
 		r.parsed = make(map[string]Value)
 	}
 	r.parsed[string(raw)] = v
-	return v.clone()
+	return v.share()
 }
 
 // Script returns the compiled script.
@@ -108,7 +159,7 @@ func (r *RegionScript) call(hook string, ctx Value) (Value, error) {
 
 // Render runs render(ctx) and checks the shape of its answer.
 func (r *RegionScript) Render(ctx engine.ScriptContext) (engine.ScriptRender, error) {
-	v, err := r.call("render", renderCtx(ctx, r.args))
+	v, err := r.call("render", renderCtx(ctx, r.entries(ctx.Entries)))
 	if err != nil {
 		return engine.ScriptRender{}, err
 	}
@@ -138,7 +189,7 @@ func (r *RegionScript) OnWrite(ctx engine.ScriptContext, e engine.ScriptEntry) (
 // within the entries, else the whole answer is rejected. The result is sorted
 // and without duplicates.
 func (r *RegionScript) OnOverflow(ctx engine.ScriptContext) ([]int, error) {
-	v, err := r.call("on_overflow", overflowCtx(ctx, r.args))
+	v, err := r.call("on_overflow", overflowCtx(ctx, r.entries(ctx.Entries)))
 	if err != nil {
 		return nil, err
 	}
@@ -217,12 +268,12 @@ func entriesValue(es []engine.ScriptEntry, args func(json.RawMessage) Value) Val
 
 // RenderCtx is render's ctx: region, entries, stage_name, stage_iterations,
 // model and window.
-func RenderCtx(c engine.ScriptContext) Value { return renderCtx(c, jsonValue) }
+func RenderCtx(c engine.ScriptContext) Value { return renderCtx(c, entriesValue(c.Entries, jsonValue)) }
 
-func renderCtx(c engine.ScriptContext, args func(json.RawMessage) Value) Value {
+func renderCtx(c engine.ScriptContext, entries Value) Value {
 	return NewMap(map[string]Value{
 		"region":           regionValue(c.Region),
-		"entries":          entriesValue(c.Entries, args),
+		"entries":          entries,
 		"stage_name":       String(c.StageName),
 		"stage_iterations": Int(int64(c.StageIterations)),
 		"model":            String(c.Model),
@@ -246,12 +297,14 @@ func WriteCtx(c engine.ScriptContext, e engine.ScriptEntry) Value {
 }
 
 // OverflowCtx is on_overflow's ctx: region, entries and needed_tokens.
-func OverflowCtx(c engine.ScriptContext) Value { return overflowCtx(c, jsonValue) }
+func OverflowCtx(c engine.ScriptContext) Value {
+	return overflowCtx(c, entriesValue(c.Entries, jsonValue))
+}
 
-func overflowCtx(c engine.ScriptContext, args func(json.RawMessage) Value) Value {
+func overflowCtx(c engine.ScriptContext, entries Value) Value {
 	return NewMap(map[string]Value{
 		"region":        regionValue(c.Region),
-		"entries":       entriesValue(c.Entries, args),
+		"entries":       entries,
 		"needed_tokens": Int(int64(c.NeededTokens)),
 	})
 }
@@ -469,6 +522,9 @@ func parseMessage(v Value) (engine.ScriptMessage, error) {
 				return msg, fmt.Errorf("tool_calls[%d]: %w", i, err)
 			}
 			if a, ok := cm["arguments"]; ok && a.k != KindUnit {
+				if countNodes(a, maxArgNodes) > maxArgNodes {
+					return msg, fmt.Errorf("tool_calls[%d].arguments: more than %d nested arrays and maps", i, maxArgNodes)
+				}
 				if call.Args, err = toJSON(a); err != nil {
 					return msg, fmt.Errorf("tool_calls[%d].arguments: %w", i, err)
 				}

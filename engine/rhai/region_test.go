@@ -675,3 +675,31 @@ func main() {} IsError:false} {ToolCallID:c2 Content:ERROR: grep failed IsError:
 		}
 	})
 }
+
+// TestEntryReuseIsSafe: entries are reused across calls (copy-on-write), so
+// a hook that changes its ctx must not change what the next call sees.
+func TestEntryReuseIsSafe(t *testing.T) {
+	s := compileFileSrc(t, `fn render(ctx) {
+    let e = ctx.entries[0];
+    let seen = e.content + "/" + e.tool_calls.len() + "/" + e.tool_calls[0].arguments.path;
+    ctx.entries[0].content = "changed";
+    ctx.entries[0].tool_calls.push(#{});
+    ctx.entries[0].tool_calls[0].arguments.path = "elsewhere";
+    for x in ctx.entries { x.content = "loop"; x.tool_calls.clear(); }
+    seen
+}`)
+	ctx := regionCtx(engine.ScriptEntry{Kind: "assistant_turn", Content: "orig", Tokens: 1, Timestamp: 1,
+		ToolCalls: []engine.ToolCall{{ID: "c", Name: "read_file", Args: json.RawMessage(`{"path":"a.go"}`)}}})
+	for i := range 3 {
+		out, err := s.Render(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.System) != 1 || out.System[0] != "orig/1/a.go" {
+			t.Fatalf("call %d saw %v", i, out.System)
+		}
+	}
+	if ctx.Entries[0].Content != "orig" || string(ctx.Entries[0].ToolCalls[0].Args) != `{"path":"a.go"}` {
+		t.Fatalf("the engine's entry changed: %+v", ctx.Entries[0])
+	}
+}

@@ -95,13 +95,6 @@ func Compile(name string, src []byte, lim Limits) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	roots := append([]node(nil), top...)
-	for _, fs := range p.fns {
-		for _, f := range fs {
-			roots = append(roots, f.body)
-		}
-	}
-	markLoops(roots, p.fns)
 	return &Script{fns: p.fns, top: top, lim: lim, name: name}, nil
 }
 
@@ -146,7 +139,13 @@ func (s *Script) Call(name string, args ...Value) (Value, error) {
 // CallCapture is Call that also returns what the script printed.
 func (s *Script) CallCapture(name string, args ...Value) (Value, []Output, error) {
 	in := &interp{s: s, lim: s.lim, scope: make([]binding, 0, 32), globals: map[string]Value{}}
-	v, err := in.run(name, args)
+	// Arguments are passed by value: the caller's arrays and maps are
+	// shared copy-on-write, so the script changes copies of them.
+	own := make([]Value, len(args))
+	for i, a := range args {
+		own[i] = a.share()
+	}
+	v, err := in.run(name, own)
 	return v, in.outputs(), err
 }
 

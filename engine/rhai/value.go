@@ -55,8 +55,8 @@ func (k Kind) String() string {
 // Value is one Rhai value. The zero Value is unit, `()`.
 //
 // Arrays and maps are reference types inside the interpreter but have value
-// semantics in the language: the interpreter clones them whenever a value read
-// from a variable, element or property is stored somewhere else.
+// semantics in the language: a value read from a variable, element or
+// property and stored elsewhere shares its storage copy-on-write.
 type Value struct {
 	k Kind
 	n int64 // bool (0/1), int, char, float bits, range start
@@ -64,11 +64,18 @@ type Value struct {
 	p any // *Array, *Map, *FnPtr, *Range
 }
 
-// Array is the storage of an array value.
-type Array struct{ Elems []Value }
+// Array is the storage of an array value. Shared storage (see share) must
+// not be changed: the interpreter copies it first.
+type Array struct {
+	Elems  []Value
+	shared bool
+}
 
-// Map is the storage of an object map value.
-type Map struct{ M map[string]Value }
+// Map is the storage of an object map value; shared like Array.
+type Map struct {
+	M      map[string]Value
+	shared bool
+}
 
 // Range is an integer range value, exclusive or inclusive of End.
 type Range struct {
@@ -180,63 +187,51 @@ func (v Value) TypeName() string {
 	return v.k.String()
 }
 
-// clone deep-copies arrays and maps; other kinds are immutable and returned as is.
-func (v Value) clone() Value {
+// share marks an array's or map's storage as shared and returns v: copying
+// a container is O(1) (copy-on-write). Whoever changes shared storage next
+// takes a private copy of one level first (unshared); the storage itself is
+// never changed again.
+func (v Value) share() Value {
+	switch v.k {
+	case KindArray:
+		v.arr().shared = true
+	case KindMap:
+		v.mp().shared = true
+	}
+	return v
+}
+
+// isShared reports whether v is a container whose storage is shared.
+func (v Value) isShared() bool {
+	switch v.k {
+	case KindArray:
+		return v.arr().shared
+	case KindMap:
+		return v.mp().shared
+	}
+	return false
+}
+
+// unshared returns a private copy of one level of a container; the elements
+// are now held by both copies, so they become shared in turn.
+func (v Value) unshared() Value {
 	switch v.k {
 	case KindArray:
 		src := v.arr().Elems
-		dst := make([]Value, len(src))
+		dst := make([]Value, len(src), len(src)+len(src)/4+1)
 		for i, e := range src {
-			dst[i] = e.clone()
+			dst[i] = e.share()
 		}
 		return NewArray(dst)
 	case KindMap:
 		src := v.mp().M
 		dst := make(map[string]Value, len(src))
 		for k, e := range src {
-			dst[k] = e.clone()
+			dst[k] = e.share()
 		}
 		return NewMap(dst)
 	}
 	return v
-}
-
-// cloneBudget is clone that spends one unit of *budget per array or map
-// copied; it reports false once the budget runs out.
-func (v Value) cloneBudget(budget *int) (Value, bool) {
-	switch v.k {
-	case KindArray:
-		*budget--
-		if *budget < 0 {
-			return Value{}, false
-		}
-		src := v.arr().Elems
-		dst := make([]Value, len(src))
-		for i, e := range src {
-			c, ok := e.cloneBudget(budget)
-			if !ok {
-				return Value{}, false
-			}
-			dst[i] = c
-		}
-		return NewArray(dst), true
-	case KindMap:
-		*budget--
-		if *budget < 0 {
-			return Value{}, false
-		}
-		src := v.mp().M
-		dst := make(map[string]Value, len(src))
-		for k, e := range src {
-			c, ok := e.cloneBudget(budget)
-			if !ok {
-				return Value{}, false
-			}
-			dst[k] = c
-		}
-		return NewMap(dst), true
-	}
-	return v, true
 }
 
 // countNodes counts the arrays and maps inside v, stopping at limit.
@@ -412,18 +407,23 @@ func (v Value) Go() any {
 // String renders v as to_string / print do: strings and chars bare, unit empty.
 func (v Value) String() string {
 	var b strings.Builder
-	v.write(&b, false)
+	v.write(&b, false, math.MaxInt)
 	return b.String()
 }
 
 // DebugString renders v as debug does: strings quoted, unit as ().
 func (v Value) DebugString() string {
 	var b strings.Builder
-	v.write(&b, true)
+	v.write(&b, true, math.MaxInt)
 	return b.String()
 }
 
-func (v Value) write(b *strings.Builder, debug bool) {
+// write renders v into b; it stops, reporting false, once b holds more than
+// limit bytes (shared storage can make a small value print enormously).
+func (v Value) write(b *strings.Builder, debug bool, limit int) bool {
+	if b.Len() > limit {
+		return false
+	}
 	switch v.k {
 	case KindUnit:
 		if debug {
@@ -457,7 +457,9 @@ func (v Value) write(b *strings.Builder, debug bool) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			e.write(b, true)
+			if !e.write(b, true, limit) {
+				return false
+			}
 		}
 		b.WriteByte(']')
 	case KindMap:
@@ -469,7 +471,9 @@ func (v Value) write(b *strings.Builder, debug bool) {
 			b.WriteString(strconv.Quote(k))
 			b.WriteString(": ")
 			e := v.mp().M[k]
-			e.write(b, true)
+			if !e.write(b, true, limit) {
+				return false
+			}
 		}
 		b.WriteByte('}')
 	case KindFn:
@@ -482,6 +486,7 @@ func (v Value) write(b *strings.Builder, debug bool) {
 			fmt.Fprintf(b, "%d..%d", r.Start, r.End)
 		}
 	}
+	return b.Len() <= limit
 }
 
 // Rhai prints floats naturally between these bounds (f32 constants in
@@ -549,6 +554,13 @@ func sortedKeys(m map[string]Value) []string {
 // across int and float, a char equals the one-character string, arrays and
 // maps compare element-wise, and values of unrelated types are unequal.
 func Equal(a, b Value) bool {
+	budget := math.MaxInt
+	return equalBudget(a, b, &budget)
+}
+
+// equalBudget is Equal that spends one unit of *budget per container pair
+// compared, and reports false once it runs out (callers check the budget).
+func equalBudget(a, b Value, budget *int) bool {
 	switch {
 	case a.k == b.k:
 		switch a.k {
@@ -559,24 +571,32 @@ func Equal(a, b Value) bool {
 		case KindString:
 			return a.s == b.s
 		case KindArray:
+			*budget--
+			if *budget < 0 {
+				return false
+			}
 			x, y := a.arr().Elems, b.arr().Elems
 			if len(x) != len(y) {
 				return false
 			}
 			for i := range x {
-				if !Equal(x[i], y[i]) {
+				if !equalBudget(x[i], y[i], budget) {
 					return false
 				}
 			}
 			return true
 		case KindMap:
+			*budget--
+			if *budget < 0 {
+				return false
+			}
 			x, y := a.mp().M, b.mp().M
 			if len(x) != len(y) {
 				return false
 			}
 			for k, xv := range x {
 				yv, ok := y[k]
-				if !ok || !Equal(xv, yv) {
+				if !ok || !equalBudget(xv, yv, budget) {
 					return false
 				}
 			}
