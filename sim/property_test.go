@@ -144,3 +144,45 @@ func TestPropertyConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// Invariants of every metric, for every policy and cache model, on random
+// workloads.
+func TestPropertyInvariants(t *testing.T) {
+	policies := []string{"flat", "flat-keep-system", "flat-compact", "flat-clear-tools", "unbounded", "clairvoyant", "as-recorded", "regions:coder"}
+	for _, model := range []string{"claude-haiku-4.5", "gpt-5.5", "qwen3-coder-vllm"} {
+		prof, err := LookupProfile(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range policies {
+			for seed := uint64(1); seed <= 3; seed++ {
+				res := runRandom(t, seed, 60, Config{Policy: p, Model: prof, Window: 32768, Seed: seed})
+				m := &res.Metrics
+				name := fmt.Sprintf("%s/%s/seed %d", model, p, seed)
+				in := m.Get("input_tokens")
+				if in != m.Get("cache_read_tokens")+m.Get("cache_write_tokens")+m.Get("uncached_tokens") {
+					t.Errorf("%s: input %v != read + write + uncached", name, in)
+				}
+				for _, k := range []string{"task_retained_pct", "fact_recall_pct", "prefix_stability_pct", "prefix_stability_p10_pct",
+					"cache_hit_pct", "waste_pct", "waste_reprefill_pct", "waste_dead_pct", "waste_refetch_pct"} {
+					if v := m.Get(k); v < -1e-9 || v > 100+1e-9 {
+						t.Errorf("%s: %s = %v out of [0, 100]", name, k, v)
+					}
+				}
+				parts := m.Get("waste_reprefill_pct") + m.Get("waste_dead_pct") + m.Get("waste_refetch_pct")
+				if !near(parts, m.Get("waste_pct")) {
+					t.Errorf("%s: waste parts %v != waste %v", name, parts, m.Get("waste_pct"))
+				}
+				if m.Get("prefix_stability_p10_pct") > m.Get("prefix_stability_pct")+1e-9 {
+					t.Errorf("%s: p10 above the mean", name)
+				}
+				if m.Get("peak_request_tokens") > in || m.Get("cost_usd") < 0 || m.Get("virtual_seconds") <= 0 {
+					t.Errorf("%s: peak %v, cost %v, time %v", name, m.Get("peak_request_tokens"), m.Get("cost_usd"), m.Get("virtual_seconds"))
+				}
+				if p != "unbounded" && p != "as-recorded" && p != "regions:coder" && m.Get("peak_request_tokens") > 32768 {
+					t.Errorf("%s: peak request %v over the window", name, m.Get("peak_request_tokens"))
+				}
+			}
+		}
+	}
+}
