@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -227,11 +227,11 @@ func (c *Context) Assemble() *Request {
 			groups = append(groups, group{volTier(&bs[0]), bs[0].Cache.priority(), bs})
 			n += len(bs)
 		}
-		sort.SliceStable(groups, func(i, j int) bool {
-			if groups[i].tier != groups[j].tier {
-				return groups[i].tier < groups[j].tier
+		slices.SortStableFunc(groups, func(x, y group) int {
+			if x.tier != y.tier {
+				return x.tier - y.tier
 			}
-			return groups[i].prio < groups[j].prio
+			return x.prio - y.prio
 		})
 		blocks := make([]Block, 0, n)
 		for _, g := range groups {
@@ -593,8 +593,10 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	if dirty <= 0 || keep > len(r.rend.blocks) {
 		keep = 0
 	}
-	blocks := append([]Block(nil), r.rend.blocks[:keep]...)
-	starts := append([]int(nil), r.rend.chunkStarts[:keep]...)
+	// The region's block slice is private (requests copy it), so kept chunks
+	// stay where they are and only the changed tail is rewritten.
+	blocks := r.rend.blocks[:keep]
+	starts := r.rend.chunkStarts[:keep]
 	start := 0
 	if keep > 0 {
 		start = r.rend.chunkStarts[keep]
