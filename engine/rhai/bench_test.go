@@ -35,11 +35,13 @@ func BenchmarkRender(b *testing.B) {
 	s := compileFile(b, "brain.rhai")
 	ctx := benchEntries()
 	b.ReportAllocs()
+	start := cpuNanos()
 	for b.Loop() {
 		if _, err := s.Render(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, start)
 }
 
 // BenchmarkOnWrite is one on_write of brain.rhai (a successful tool result trimmed).
@@ -48,11 +50,13 @@ func BenchmarkOnWrite(b *testing.B) {
 	ctx := benchEntries()
 	e := engine.ScriptEntry{Kind: "tool_result", Content: "ok: 3 files\nfile a\nfile b", Tokens: 7}
 	b.ReportAllocs()
+	start := cpuNanos()
 	for b.Loop() {
 		if _, _, err := s.OnWrite(ctx, e); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, start)
 }
 
 // BenchmarkOnOverflow is one on_overflow of brain.rhai over a 50-entry region.
@@ -61,9 +65,18 @@ func BenchmarkOnOverflow(b *testing.B) {
 	ctx := benchEntries()
 	ctx.NeededTokens = 500
 	b.ReportAllocs()
+	start := cpuNanos()
 	for b.Loop() {
 		if _, err := s.OnOverflow(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+	reportCPU(b, start)
+}
+
+// reportCPU adds CPU time per op (includes the garbage collector's share).
+func reportCPU(b *testing.B, start int64) {
+	if end := cpuNanos(); end > 0 && b.N > 0 {
+		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -268,7 +268,9 @@ func (in *interp) eval(n node) (Value, error) {
 		}
 		return *in.this, nil
 	case *interpExpr:
-		var b strings.Builder
+		var buf [8]string
+		texts := buf[:0]
+		total := 0
 		for _, part := range e.parts {
 			v, err := in.eval(part)
 			if err != nil {
@@ -278,12 +280,17 @@ func (in *interp) eval(n node) (Value, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			b.WriteString(t)
-			if b.Len() > in.lim.MaxStringLen {
-				return Value{}, in.checkString(e.p, b.String())
+			texts = append(texts, t)
+			if total += len(t); total > in.lim.MaxStringLen {
+				return Value{}, limitErr(e.p, LimitStringLen, "string too long: %d bytes, more than %d", total, in.lim.MaxStringLen)
 			}
 		}
-		return String(b.String()), nil
+		var b strings.Builder
+		b.Grow(total)
+		for _, t := range texts {
+			b.WriteString(t)
+		}
+		return String(b.String()), in.charge(e.p, total/4096)
 	case *arrayExpr:
 		if err := in.checkArray(e.p, len(e.elems)); err != nil {
 			return Value{}, err

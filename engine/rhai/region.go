@@ -66,14 +66,7 @@ type RegionScript struct {
 	// seen holds the entry maps of the last call: each assembly passes
 	// mostly the same entries, and shared (copy-on-write) values make
 	// handing the same map to the next call safe.
-	seen map[entryKey]seenEntry
-}
-
-type entryKey struct {
-	stamp   int64
-	kind    string
-	content string
-	tokens  int
+	seen map[int64]seenEntry // by the entry's timestamp (a logical clock)
 }
 
 type seenEntry struct {
@@ -82,7 +75,7 @@ type seenEntry struct {
 }
 
 func sameEntry(a, b engine.ScriptEntry) bool {
-	if a.Key != b.Key || a.HasKey != b.HasKey || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
+	if a.Content != b.Content || a.Kind != b.Kind || a.Tokens != b.Tokens || a.Key != b.Key || a.HasKey != b.HasKey || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
 		a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) {
 		return false
 	}
@@ -97,16 +90,15 @@ func sameEntry(a, b engine.ScriptEntry) bool {
 
 // entries converts ctx entries, reusing the maps of the previous call.
 func (r *RegionScript) entries(es []engine.ScriptEntry) Value {
-	next := make(map[entryKey]seenEntry, len(es))
+	next := make(map[int64]seenEntry, len(es))
 	out := make([]Value, len(es))
 	for i, e := range es {
-		k := entryKey{e.Timestamp, e.Kind, e.Content, e.Tokens}
-		if s, ok := r.seen[k]; ok && sameEntry(s.e, e) {
+		if s, ok := r.seen[e.Timestamp]; ok && sameEntry(s.e, e) {
 			out[i] = s.v
 		} else {
 			out[i] = entryValue(e, r.args).share()
 		}
-		next[k] = seenEntry{e, out[i]}
+		next[e.Timestamp] = seenEntry{e, out[i]}
 	}
 	r.seen = next
 	return NewArray(out)

@@ -138,7 +138,7 @@ func (s *Script) Call(name string, args ...Value) (Value, error) {
 
 // CallCapture is Call that also returns what the script printed.
 func (s *Script) CallCapture(name string, args ...Value) (Value, []Output, error) {
-	in := &interp{s: s, lim: s.lim, scope: make([]binding, 0, 32), globals: map[string]Value{}}
+	in := &interp{s: s, lim: s.lim, scope: make([]binding, 0, 8)}
 	// Arguments are passed by value: the caller's arrays and maps are
 	// shared copy-on-write, so the script changes copies of them.
 	own := make([]Value, len(args))
@@ -169,7 +169,7 @@ func (in *interp) run(name string, args []Value) (v Value, err error) {
 			return Value{}, err
 		}
 		if l, ok := st.(*letStmt); ok && l.konst {
-			in.globals[l.name] = in.varValue(len(in.scope) - 1)
+			in.setGlobal(l.name, in.varValue(len(in.scope)-1))
 		}
 	}
 	in.truncate(0)
@@ -195,7 +195,7 @@ func Eval(src string, lim Limits) (Value, []Output, error) {
 
 // evalTop runs the top-level statements and returns the last one's value.
 func (s *Script) evalTop() (Value, []Output, error) {
-	in := &interp{s: s, lim: s.lim, scope: make([]binding, 0, 32), globals: map[string]Value{}}
+	in := &interp{s: s, lim: s.lim, scope: make([]binding, 0, 8)}
 	var last Value
 	for _, st := range s.top {
 		v, err := in.eval(st)
@@ -209,9 +209,16 @@ func (s *Script) evalTop() (Value, []Output, error) {
 			return Value{}, in.outputs(), err
 		}
 		if l, ok := st.(*letStmt); ok && l.konst {
-			in.globals[l.name] = in.varValue(len(in.scope) - 1)
+			in.setGlobal(l.name, in.varValue(len(in.scope)-1))
 		}
 		last = v
 	}
 	return last, in.outputs(), nil
+}
+
+func (in *interp) setGlobal(name string, v Value) {
+	if in.globals == nil {
+		in.globals = map[string]Value{}
+	}
+	in.globals[name] = v.share()
 }
