@@ -919,6 +919,20 @@ func (p *parser) stage(name string, t map[string]any) (*StageDef, error) {
 		}
 		sd.Prompt = strings.TrimSpace(s)
 	}
+	// A fan-out stage's split_prompt is appended to its prompt, as the
+	// runtime does when it sets the stage up.
+	if v, ok := t["split_prompt"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return nil, p.errf(p.lineOf(sect, "split_prompt"), sect+".split_prompt", "stage '%s': split_prompt must be a string, not %s", name, tomlType(v))
+		}
+		if s = strings.TrimSpace(s); s != "" {
+			if sd.Prompt != "" {
+				sd.Prompt += "\n\n"
+			}
+			sd.Prompt += s
+		}
+	}
 	if v, ok := t["available_tools"]; ok {
 		tools, err := p.stringList(v, sect+".available_tools")
 		if err != nil {
