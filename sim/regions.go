@@ -17,6 +17,9 @@ import (
 // regionsAvailable reports whether the region engine is built in.
 const regionsAvailable = true
 
+// cacheLookbackBlocks is the reference provider's message breakpoint spacing.
+const cacheLookbackBlocks = 16
+
 // regionPolicy runs the region engine on a blueprint: tool results are
 // routed, context ops and stages applied, and the engine's own evictions,
 // compactions and summariser calls are counted. The engine counts tokens as
@@ -330,13 +333,40 @@ func (p *regionPolicy) request() *Request {
 			p.req.Marks = append(p.req.Marks, CacheMark{Index: len(p.req.Blocks) - 1, TTL: "5m"})
 		}
 	}
+	sysMarks := 0
 	for i := range er.System {
 		add(&er.System[i], er.System[i].Breakpoint)
+		if er.System[i].Breakpoint {
+			sysMarks++
+		}
 	}
+	// Message breakpoints, as the reference's Anthropic provider places them
+	// (spec/ENGINE.md §6.4): only when the assembler flagged a message; the
+	// breakpoints left of the 4 go to content blocks anchored every 16 from
+	// the start of the messages (CACHE_LOOKBACK_BLOCKS), the last ones kept;
+	// with fewer than 16 blocks, to the end of the last message.
+	flagged, nblocks := false, 0
+	for i := range er.Messages {
+		flagged = flagged || er.Messages[i].Breakpoint
+		nblocks += len(er.Messages[i].Blocks)
+	}
+	budget := anthropicMaxMarks - sysMarks
+	lastAnchor := nblocks/cacheLookbackBlocks*cacheLookbackBlocks - 1 // index of the last anchored block
+	firstAnchor := max(cacheLookbackBlocks-1, lastAnchor-(budget-1)*cacheLookbackBlocks)
+	j := 0
 	for i := range er.Messages {
 		m := &er.Messages[i]
-		for j := range m.Blocks {
-			add(&m.Blocks[j], m.Blocks[j].Breakpoint || (m.Breakpoint && j == len(m.Blocks)-1))
+		for b := range m.Blocks {
+			mark := false
+			if flagged && budget > 0 {
+				if lastAnchor < 0 {
+					mark = i == len(er.Messages)-1 && b == len(m.Blocks)-1
+				} else {
+					mark = j >= firstAnchor && j <= lastAnchor && (j+1)%cacheLookbackBlocks == 0
+				}
+			}
+			add(&m.Blocks[b], mark)
+			j++
 		}
 	}
 	p.prev = append(p.prev[:0], p.req.Blocks...)

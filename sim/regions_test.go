@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,61 @@ func TestStandInContent(t *testing.T) {
 	}
 	if got := content(&trace.Event{Text: "as is"}); got != "as is" {
 		t.Errorf("text content changed: %q", got)
+	}
+}
+
+// The provider's message breakpoints: anchored every 16 content blocks, the
+// last ones within the 4-breakpoint budget; the end of the last message when
+// there are fewer than 16 blocks.
+func TestRegionsMessageBreakpoints(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.leviath")
+	if err := os.WriteFile(path, []byte(testBlueprint), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, turns := range []int{3, 40} {
+		b := (&tb{}).task("t", 20)
+		for i := 0; i < turns; i++ {
+			b.user(fmt.Sprintf("u%d", i), 30).asst(fmt.Sprintf("a%d", i), 30, 5)
+		}
+		ps, _ := ParsePolicy("regions:" + path)
+		e := &env{tok: mustTok(t), prof: testProfile("none"), window: 32768, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+		pol, err := newPolicy(ps, e, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed(pol, b)
+		req := pol.request()
+		var msgMarks []int
+		firstMsg := -1
+		for i, blk := range req.Blocks {
+			if blk.Kind != BlockRegion && firstMsg < 0 {
+				firstMsg = i
+			}
+		}
+		for _, m := range req.Marks {
+			if m.Index >= firstMsg {
+				msgMarks = append(msgMarks, m.Index-firstMsg)
+			}
+		}
+		if len(req.Marks) > 4 {
+			t.Errorf("%d turns: %d breakpoints", turns, len(req.Marks))
+		}
+		nmsg := len(req.Blocks) - firstMsg
+		switch {
+		case nmsg < 16:
+			if len(msgMarks) != 1 || msgMarks[0] != nmsg-1 {
+				t.Errorf("%d turns: message marks %v, want the last block %d", turns, msgMarks, nmsg-1)
+			}
+		default:
+			for _, m := range msgMarks {
+				if (m+1)%16 != 0 {
+					t.Errorf("%d turns: mark at message block %d, not on a 16-block anchor", turns, m)
+				}
+			}
+			if len(msgMarks) == 0 || msgMarks[len(msgMarks)-1] != nmsg/16*16-1 {
+				t.Errorf("%d turns: marks %v of %d blocks, want the last anchor kept", turns, msgMarks, nmsg)
+			}
+		}
 	}
 }
