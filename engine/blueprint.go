@@ -909,9 +909,25 @@ func parseSeed(region string, v any) *Seed {
 
 var routingKeys = "default_region, max_result_tokens, max_result_tokens_per_tool, overrides, persist"
 
+// stageKeys are the keys the reference runtime reads in a [stages.<name>]
+// table (manifest/stage.rs); anything else is reported as a lint.
+var stageKeys = []string{
+	"accepts_messages", "allow_as_worker", "allow_blocking_tools", "allow_complete", "available_tools",
+	"batch_tool_hint", "context", "description", "hooks", "interaction_points", "max_items", "max_iterations",
+	"max_revisits", "max_workers", "merge_stage", "mode", "model", "nudge", "on_worker_failure", "output",
+	"require_output", "required_tools", "requires_children", "results_region", "sandbox", "security",
+	"shell_hint", "split_prompt", "system_prompt", "tool_permissions", "tool_routing", "transition_prompt",
+	"transitions", "worker_agent", "worker_query", "worker_stage",
+}
+
 func (p *parser) stage(name string, t map[string]any) (*StageDef, error) {
 	sd := &StageDef{Name: name}
 	sect := "stages." + name
+	for _, k := range sortedKeys(t) {
+		if !contains(stageKeys, k) {
+			p.bp.parseLints = append(p.bp.parseLints, Diagnostic{"unknown-stage-key", fmt.Sprintf("stage '%s' has unknown key '%s' (nearest valid key: '%s'); the engine ignores it", name, k, nearest(k, stageKeys))})
+		}
+	}
 	if v, ok := t["system_prompt"]; ok {
 		s, ok := v.(string)
 		if !ok {

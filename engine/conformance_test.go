@@ -446,6 +446,7 @@ func TestValidation(t *testing.T) {
 		{"seed not understood", "[agent]\n[context.regions]\nbrief = { seed = { caller_input = \"brief\" } }\n", 100000, "", "region-seed-not-understood"},
 		{"command seed is listed", "[agent]\n[context.regions]\nenv = { seed = { command = \"git log\" } }\n", 100000, "", "command-seed"},
 		{"unbounded percentage on a 1M window", "[agent]\n[context.regions]\nsources = { budget = \"30%\" }\n", 1_048_576, "", "unbounded-percentage-budget"},
+		{"unknown stage key is a lint", "[agent]\n[stages.a]\ntool_routng = { default_region = \"x\" }\n", 100000, "", "unknown-stage-key"},
 		{"eviction_order names an unknown region", "[agent]\n[context]\neviction_order = [\"ghost\"]\n[context.regions]\nnotes = {}\n", 100000, "eviction-order-unknown-region", ""},
 	}
 	for _, c := range cases {
