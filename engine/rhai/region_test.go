@@ -505,6 +505,24 @@ func TestSandboxFallbacks(t *testing.T) {
 			t.Fatalf("warnings = %v", w)
 		}
 	})
+	t.Run("on_overflow that frees too little is made up oldest-first", func(t *testing.T) {
+		c, _ := write(t, "fn render(ctx) { \"\" } fn on_overflow(ctx) { [ctx.entries.len() - 1] }")
+		for _, s := range []string{strings.Repeat("a", 80), strings.Repeat("b", 40), strings.Repeat("c", 160)} {
+			if err := c.Write("r", s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// 20 + 10 + 40 tokens in a 50-token region: 20 must go. The hook
+		// drops the newest stored entry (b, 10 tokens); the rest comes from
+		// the oldest (a).
+		text, _ := c.RegionText("r")
+		if strings.Contains(text, "aaaa") || strings.Contains(text, "bbbb") || !strings.Contains(text, "cccc") {
+			t.Fatalf("region = %q", text)
+		}
+		if w := hookWarnings(c); len(w) != 0 {
+			t.Fatalf("warnings = %v", w)
+		}
+	})
 	t.Run("on_overflow loop falls back to oldest-first", func(t *testing.T) {
 		c, _ := write(t, "fn render(ctx) { \"\" } fn on_overflow(ctx) { loop {} }")
 		for _, s := range []string{strings.Repeat("a", 80), strings.Repeat("b", 80), strings.Repeat("c", 80)} {
@@ -701,5 +719,55 @@ func TestEntryReuseIsSafe(t *testing.T) {
 	}
 	if ctx.Entries[0].Content != "orig" || string(ctx.Entries[0].ToolCalls[0].Args) != `{"path":"a.go"}` {
 		t.Fatalf("the engine's entry changed: %+v", ctx.Entries[0])
+	}
+}
+
+// TestPersistentVersusTemporary: persistent = true renders with cache hint
+// Always and is never evicted; persistent = false renders UntilChanged and
+// gives way in the window cascade (seed 001's table).
+func TestPersistentVersusTemporary(t *testing.T) {
+	regions := `p = { kind = "custom", script = "pinned.rhai", persistent = true, max_tokens = 1000 }
+t = { kind = "custom", script = "temporary.rhai", max_tokens = 19000 }
+`
+	bp, err := engine.ParseBlueprint("agent.leviath", []byte("[agent]\n[context.regions]\n"+regions), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := engine.New(bp, engine.Options{Window: 20_000, Scripts: newEngine(t, rhai.Limits{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write("p", "the plan"); err != nil {
+		t.Fatal(err)
+	}
+	c.AddUser("go")
+	for i := range 40 {
+		if err := c.Write("t", fmt.Sprintf("note %d %s", i, strings.Repeat("z", 2000))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := c.Assemble()
+	hints := map[string]engine.CacheHint{}
+	for _, b := range req.System {
+		hints[b.Region] = b.Cache
+	}
+	if hints["p"] != engine.CacheAlways || hints["t"] != engine.CacheUntilChanged {
+		t.Fatalf("cache hints %v", hints)
+	}
+	if text, _ := c.RegionText("p"); text != "the plan" {
+		t.Fatalf("persistent region changed: %q", text)
+	}
+	evicted := 0
+	for _, e := range c.Drain() {
+		if e.Region == "t" && e.Kind == engine.EventEvict {
+			evicted += e.Entries
+		}
+	}
+	tText, _ := c.RegionText("t")
+	if evicted == 0 || strings.Contains(tText, "note 0 ") || !strings.Contains(tText, "note 39 ") {
+		t.Fatalf("temporary-like region: %d evicted, holds note 0: %v, note 39: %v", evicted, strings.Contains(tText, "note 0 "), strings.Contains(tText, "note 39 "))
+	}
+	if c.Tokens() > 20_000 {
+		t.Fatalf("window over its size: %d", c.Tokens())
 	}
 }
