@@ -36,7 +36,7 @@
 //   - flat-keep-system: flat with the system prompt and task kept (LangChain
 //     trimMessages, strategy "last", includeSystem).
 //   - flat-compact(threshold, keep, summary): summarised when the request
-//     crosses threshold (default window − 13K, Claude Code's auto-compact;
+//     crosses threshold (default window − reserve − 13K, Claude Code's auto-compact;
 //     Anthropic's server compaction is threshold=150000), keeping the last
 //     keep=3 messages (MemGPT's keep-last) and a summary of at most
 //     summary=2000 tokens (the reference runtime's max_summary_tokens). The

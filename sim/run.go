@@ -234,11 +234,12 @@ func newPolicy(spec PolicySpec, e *env, fut *future) (policy, error) {
 	case "flat-keep-system":
 		return &flatPolicy{env: e, budget: budget, keepSystem: true}, nil
 	case "flat-compact":
-		// Claude Code auto-compacts at window − 13K (PEERS.md §B.6); on small
-		// windows, where that is under ¾ of the window, at ¾ of it.
-		def := e.window - 13000
-		if def < e.window*3/4 {
-			def = e.window * 3 / 4
+		// Claude Code auto-compacts at its effective window (the window minus
+		// the output reserve) − 13K: 167K of 200K (PEERS.md §B.6). On small
+		// windows, where that is under ¾ of the usable window, at ¾ of it.
+		def := budget - 13000
+		if def < budget*3/4 {
+			def = budget * 3 / 4
 		}
 		// Keep the last 3 messages after the summary: MemGPT's
 		// MESSAGE_SUMMARY_TRUNC_KEEP_N_LAST (PEERS.md §B.4).
