@@ -313,6 +313,9 @@ func (b *builder) assistant(tn *turn) error {
 			c.RawName = c.Name
 		}
 		c.Name = b.canonical(c.RawName, c.Args)
+		if c.Name == "" {
+			c.Name = "unknown" // a call the log does not name
+		}
 		if !b.opt.NoRedact && len(c.Args) > 0 {
 			c.Args = []byte(redact.String(string(c.Args)))
 		}
@@ -355,7 +358,7 @@ func (b *builder) toolResult(callID, raw, text string, isErr bool, t, latency fl
 	e := &trace.Event{Kind: trace.KindToolResult, T: t, CallID: callID, Text: text, IsError: isErr, Latency: latency, Sidechain: sidechain}
 	c := b.calls[callID]
 	switch {
-	case c != nil:
+	case c != nil && c.Name != "":
 		e.Tool, e.RawTool = c.Name, c.RawName
 	case raw != "":
 		e.Tool, e.RawTool = b.canonical(raw, nil), raw
