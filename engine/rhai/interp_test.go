@@ -78,6 +78,8 @@ func TestLiterals(t *testing.T) {
 		{name: "back-tick at line end skips the newline", src: "`\nline`", want: `"line"`},
 		{name: "interpolation of a map", src: "`${#{a: 1}}`", want: `"#{\"a\": 1}"`},
 		{name: "interpolation of unit is empty", src: "`[${()}]`", want: `"[]"`},
+		{name: "shebang line", src: "#!/usr/bin/env rhai\n40 + 2", want: "42"},
+		{name: "shebang keeps positions", src: "#!/usr/bin/env rhai\nlet = 1;", err: "expected a name", pos: "line 2, column 5"},
 		{name: "line comment", src: "1 // comment\n + 2", want: "3"},
 		{name: "nested block comment", src: "/* a /* b */ c */ 7", want: "7"},
 		{name: "unterminated comment", src: "1 /* never", err: "unterminated block comment", pos: "line 1, column 3"},

@@ -316,12 +316,20 @@ func (p *parser) parseExpr() (node, error) {
 	return p.parseBinary(0)
 }
 
+// maxChain bounds operators or postfixes in a row (a + b + c …, a.b.c …):
+// the tree they build is as deep as the chain is long, and evaluating it
+// recurses that deep.
+const maxChain = 4096
+
 func (p *parser) parseBinary(minPrec int) (node, error) {
 	lhs, err := p.parseUnary()
 	if err != nil {
 		return nil, err
 	}
-	for {
+	for chain := 0; ; chain++ {
+		if chain > maxChain {
+			return nil, limitErr(lhs.at(), LimitExprDepth, "expression too long: more than %d operators in a row", maxChain)
+		}
 		t := p.peek()
 		if t.kind != tPunct && !(t.kind == tKeyword && t.text == "in") {
 			return lhs, nil
@@ -388,7 +396,10 @@ func (p *parser) parseUnary() (node, error) {
 }
 
 func (p *parser) parsePostfix(x node) (node, error) {
-	for {
+	for chain := 0; ; chain++ {
+		if chain > maxChain {
+			return nil, limitErr(x.at(), LimitExprDepth, "expression too long: more than %d properties, indexes or calls in a row", maxChain)
+		}
 		t := p.peek()
 		if t.kind != tPunct {
 			return x, nil

@@ -42,6 +42,8 @@ func TestSandboxLimits(t *testing.T) {
 		{name: "deep nesting at compile time", src: strings.Repeat("(", 1000) + "1" + strings.Repeat(")", 1000), limit: LimitExprDepth},
 		{name: "deep unary nesting at compile time", src: strings.Repeat("-", 5000) + "1", limit: LimitExprDepth},
 		{name: "deep blocks at compile time", src: strings.Repeat("{", 1000) + strings.Repeat("}", 1000), limit: LimitExprDepth},
+		{name: "long operator chain", src: strings.Repeat("1 + ", 5000) + "1", limit: LimitExprDepth},
+		{name: "long property chain", src: "let m = #{};\nm" + strings.Repeat(".a", 5000), limit: LimitExprDepth},
 		{name: "script too large", src: strings.Repeat(" ", 2000), lim: Limits{MaxScriptBytes: 1000}, limit: LimitScriptBytes},
 	}
 	for _, tc := range cases {
@@ -86,6 +88,9 @@ func TestRunawayLoopStopsInMilliseconds(t *testing.T) {
 func TestLimitsValidateAndDefault(t *testing.T) {
 	if err := (Limits{MaxCallDepth: -1}).Validate(); err == nil || !strings.Contains(err.Error(), LimitCallDepth) {
 		t.Fatalf("negative limit accepted: %v", err)
+	}
+	if err := (Limits{MaxCallDepth: 1 << 20}).Validate(); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("call depth beyond the Go stack accepted: %v", err)
 	}
 	if _, err := Compile("x", nil, Limits{MaxOperations: -5}); err == nil {
 		t.Fatal("Compile accepted a negative limit")

@@ -3,6 +3,7 @@ package rhai
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Limits bounds what one call into a script may do. A zero field takes its
@@ -16,6 +17,9 @@ type Limits struct {
 	MaxExprDepth   int // syntactic nesting at compile time (default 128)
 	MaxScriptBytes int // source size at compile time (default 1 MiB)
 }
+
+// maxNesting caps the call-depth and syntax-depth limits.
+const maxNesting = 10_000
 
 // DefaultLimits returns the limits used for zero fields.
 func DefaultLimits() Limits {
@@ -44,6 +48,11 @@ func (l Limits) Validate() error {
 		if f.v < 0 {
 			return fmt.Errorf("rhai limit %s must not be negative (got %d)", f.name, f.v)
 		}
+	}
+	// Script calls and syntax nest Go calls; past these the Go stack, not
+	// the script, would be the limit.
+	if l.MaxCallDepth > maxNesting || l.MaxExprDepth > maxNesting {
+		return fmt.Errorf("rhai limits %s and %s must be at most %d (got %d and %d)", LimitCallDepth, LimitExprDepth, maxNesting, l.MaxCallDepth, l.MaxExprDepth)
 	}
 	return nil
 }
@@ -86,7 +95,16 @@ func Compile(name string, src []byte, lim Limits) (*Script, error) {
 	if len(src) > lim.MaxScriptBytes {
 		return nil, limitErr(Pos{}, LimitScriptBytes, "script too large: %d bytes, more than %d", len(src), lim.MaxScriptBytes)
 	}
-	toks, err := tokenize(string(src), Pos{1, 1})
+	text := string(src)
+	if strings.HasPrefix(text, "#!") {
+		// A shebang line is allowed, as in Rhai; blank it to keep positions.
+		end := strings.IndexByte(text, '\n')
+		if end < 0 {
+			end = len(text)
+		}
+		text = strings.Repeat(" ", end) + text[end:]
+	}
+	toks, err := tokenize(text, Pos{1, 1})
 	if err != nil {
 		return nil, err
 	}
