@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 
@@ -118,14 +117,10 @@ func assistantText(ev *trace.Event) string {
 		sb.WriteString("\" name=\"")
 		sb.WriteString(c.Name)
 		sb.WriteString("\">")
-		sb.Write(compactJSON(c.Args))
+		sb.Write(c.Args)
 		sb.WriteString("</tool_use>")
 	}
 	return sb.String()
-}
-
-func compactJSON(raw json.RawMessage) []byte {
-	return raw
 }
 
 // reserveFor is the reply reserve: the part of the window kept free for the

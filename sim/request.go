@@ -200,5 +200,3 @@ func chain(prefix, block uint64) uint64 {
 	x ^= x >> 33
 	return x
 }
-
-func containsText(s, sub string) bool { return strings.Contains(s, sub) }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"strings"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
@@ -69,9 +70,11 @@ type Config struct {
 	// "flat-clear-tools", "regions:<blueprint>", "as-recorded", "unbounded" or
 	// "clairvoyant", with optional integer parameters as in
 	// "flat-compact(threshold=150000,keep=3)". See ParsePolicy.
-	Policy    string
-	Model     Profile
-	Window    int // tokens; 0 = the profile's window
+	Policy string
+	Model  Profile
+	Window int // tokens; 0 = the profile's window
+	// Seed is recorded in the result. A run draws no random numbers itself
+	// (workload generators take the seed), so equal inputs give equal output.
 	Seed      uint64
 	NoRefetch bool       // do not re-issue tool calls whose results were evicted
 	Series    SeriesSink // optional
@@ -376,8 +379,7 @@ func (r *runner) infer(ev *trace.Event) {
 	for {
 		req := r.pol.request()
 		r.chargeSummaries()
-		reqTok, uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
-		_ = reqTok
+		uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
 		misses := r.evalProbes(req, true)
 		var calls []trace.ToolCall
 		var results []*trace.Event
@@ -505,9 +507,9 @@ func (m *meter) init(e *env, cm cacheModel) {
 	m.depth = map[int]*DepthBucket{}
 }
 
-// measure meters one request sent at time now and returns its tokens and the
-// tokens the model had to prefill (not read from cache).
-func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
+// measure meters one request sent at time now and returns the tokens the
+// model had to prefill (not read from cache).
+func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	blocks := req.Blocks
 	n := len(blocks)
 	m.requests++
@@ -612,7 +614,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) (int, int) {
 			CacheReadTokens: use.Read, Regions: req.Regions, Request: req})
 	}
 	m.prev = append(m.prev[:lcpPtr], blocks[lcpPtr:]...)
-	return tot, tot - use.Read
+	return tot - use.Read
 }
 
 // factMemo remembers, per fact text, the last request whose blocks were
@@ -682,7 +684,7 @@ func (m *meter) holdsTask(b *Block) bool {
 	if b.taskState == 0 {
 		b.taskState = 1
 		if (b.Kind == BlockTask && b.Hash == m.taskHash) ||
-			(len(b.Text) >= len(m.taskText) && containsText(b.Text, m.taskText)) {
+			(len(b.Text) >= len(m.taskText) && strings.Contains(b.Text, m.taskText)) {
 			b.taskState = 2
 		}
 	}
