@@ -634,8 +634,14 @@ func (p *parser) parseLoopBody() (*blockExpr, error) {
 	return p.parseBlock()
 }
 
-func (p *parser) parseIf() (node, error) {
+func (p *parser) parseIf() (node, error) { return p.parseIfChain(0) }
+
+// parseIfChain parses if … else if …; chain counts the else-ifs so far.
+func (p *parser) parseIfChain(chain int) (node, error) {
 	t := p.advance()
+	if chain > maxChain {
+		return nil, limitErr(t.pos, LimitExprDepth, "more than %d else-if branches in a row", maxChain)
+	}
 	cond, err := p.parseExpr()
 	if err != nil {
 		return nil, err
@@ -647,7 +653,7 @@ func (p *parser) parseIf() (node, error) {
 	e := &ifExpr{p: t.pos, cond: cond, then: then}
 	if p.accept("else") {
 		if p.is("if") {
-			if e.els, err = p.parseIf(); err != nil {
+			if e.els, err = p.parseIfChain(chain + 1); err != nil {
 				return nil, err
 			}
 		} else if e.els, err = p.parseBlock(); err != nil {

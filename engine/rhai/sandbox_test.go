@@ -44,6 +44,7 @@ func TestSandboxLimits(t *testing.T) {
 		{name: "deep blocks at compile time", src: strings.Repeat("{", 1000) + strings.Repeat("}", 1000), limit: LimitExprDepth},
 		{name: "long operator chain", src: strings.Repeat("1 + ", 5000) + "1", limit: LimitExprDepth},
 		{name: "long property chain", src: "let m = #{};\nm" + strings.Repeat(".a", 5000), limit: LimitExprDepth},
+		{name: "long else-if chain", src: "let x = 1; if x == 0 { 0 }" + strings.Repeat(" else if x == 0 { 0 }", 5000), limit: LimitExprDepth},
 		{name: "script too large", src: strings.Repeat(" ", 2000), lim: Limits{MaxScriptBytes: 1000}, limit: LimitScriptBytes},
 	}
 	for _, tc := range cases {
