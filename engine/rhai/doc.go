@@ -46,7 +46,8 @@
 // char, and a char equals the one-character string; negative indexes count
 // from the end; an out-of-range array or string index is an error, while a
 // missing map property reads as `()`; `==` between unrelated types is false;
-// arrays and maps are values (assignment copies them); function arguments are
+// arrays and maps are values (assignment copies them, copy-on-write, so a
+// copy costs nothing until one side changes); function arguments are
 // passed by value, but a method call on a variable changes it (`a.push(1)`);
 // script functions cannot see the caller's variables; the top-level statements
 // run before each call, as Rhai's call_fn does.

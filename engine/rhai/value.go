@@ -157,7 +157,8 @@ func (v Value) AsChar() (rune, bool) { return rune(v.n), v.k == KindChar }
 // AsString returns the string and whether v is one.
 func (v Value) AsString() (string, bool) { return v.s, v.k == KindString }
 
-// AsArray returns the elements and whether v is an array. The slice is shared.
+// AsArray returns the elements and whether v is an array. The slice may be
+// shared with other values (copy-on-write): treat it as read-only.
 func (v Value) AsArray() ([]Value, bool) {
 	if v.k != KindArray {
 		return nil, false
@@ -165,7 +166,8 @@ func (v Value) AsArray() ([]Value, bool) {
 	return v.p.(*Array).Elems, true
 }
 
-// AsMap returns the map and whether v is a map. The map is shared.
+// AsMap returns the map and whether v is a map. It may be shared with other
+// values (copy-on-write): treat it as read-only.
 func (v Value) AsMap() (map[string]Value, bool) {
 	if v.k != KindMap {
 		return nil, false
