@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,36 @@ func TestBudgetUsage(t *testing.T) {
 				t.Errorf("output lacks %q:\nstdout: %s\nstderr: %s", tt.want, stdout, stderr)
 			}
 		})
+	}
+}
+
+func TestBudgetRun(t *testing.T) {
+	args := []string{"budget", "--blueprint", "coder", "--window", "32K", "--seeds", "1", "--rounds", "1", "--regions", "codebase,conversation"}
+	stdout, stderr, code := runCmd(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out budgetOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("json: %v\n%s", err, stdout)
+	}
+	r := out.Result
+	if r == nil || r.Evaluations < 2 {
+		t.Fatalf("result %+v", r)
+	}
+	if r.After.Cost > r.CeilingUSD*(1+1e-9) || r.After.Recall < r.Before.Recall {
+		t.Errorf("after %+v is worse than before %+v or over the ceiling %v", r.After, r.Before, r.CeilingUSD)
+	}
+	if r.After.Shares["codebase"]+r.After.Shares["conversation"] > r.Before.Shares["codebase"]+r.Before.Shares["conversation"] {
+		t.Errorf("the tuned total grew: %v from %v", r.After.Shares, r.Before.Shares)
+	}
+	for _, l := range out.Lines {
+		if !strings.Contains(l, "budget = ") {
+			t.Errorf("recommended line %q has no budget", l)
+		}
+	}
+	stdout, _, code = runCmd(t, args...)
+	if code != 0 || !strings.Contains(stdout, "fact recall (%)") {
+		t.Errorf("text output (exit %d):\n%s", code, stdout)
 	}
 }
