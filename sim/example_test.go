@@ -34,5 +34,5 @@ func Example() {
 	// requests = 2
 	// task_retained_pct = 100
 	// fact_recall_pct = 100
-	// input_tokens = 42
+	// input_tokens = 35
 }
