@@ -62,7 +62,7 @@ type Block struct {
 	Tokens     int
 	Cache      CacheHint
 	Volatility Volatility
-	Hash       uint64 // FNV-1a of the content (text, or id/name/args for tool use)
+	Hash       uint64 // XXH64 of the content (text, or id/name/args for tool use)
 	Breakpoint bool   // a cache breakpoint goes after this block
 	ToolCallID string // tool_use and tool_result
 	ToolName   string // tool_use
@@ -140,7 +140,7 @@ type rendered struct {
 	// their text and hash instead of rebuilding them.
 	text  strings.Builder
 	count int    // entries in text
-	hash  uint64 // FNV state after text
+	hash  hasher // XXH64 state after text
 }
 
 type assembler struct {
@@ -162,16 +162,6 @@ const (
 	fnvOffset = 14695981039346656037
 	fnvPrime  = 1099511628211
 )
-
-func hashString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime
-	}
-	return h
-}
-
-func hashText(s string) uint64 { return hashString(fnvOffset, s) }
 
 // Assemble runs the window-level cascade if usage crossed its trigger, then
 // builds the request: system blocks ordered by volatility tier then cache
@@ -564,8 +554,13 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		from := rd.text.Len()
 		if dirty <= 0 || dirty != rd.count || len(rd.blocks) != 1 || rd.count > len(r.entries) {
 			rd.text = strings.Builder{}
+			size := len(head(true)) + 2*len(r.entries)
+			for _, e := range r.entries {
+				size += len(e.content)
+			}
+			rd.text.Grow(size + size/4) // room to append before the next copy
 			rd.text.WriteString(head(true))
-			rd.count, rd.hash, from = 0, fnvOffset, 0
+			rd.count, rd.hash, from = 0, newHasher(), 0
 		}
 		for i := rd.count; i < len(r.entries); i++ {
 			if i > 0 {
@@ -575,12 +570,12 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		}
 		rd.count = len(r.entries)
 		text := rd.text.String()
-		rd.hash = hashString(rd.hash, text[from:])
+		rd.hash.WriteString(text[from:])
 		head0 := head(true)
 		b := Block{
 			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 			Tokens: c.counter.Count(head0) + r.tokens, Cache: hint, Volatility: r.def.Volatility,
-			Hash: rd.hash, stamp: stamp,
+			Hash: rd.hash.Sum(), stamp: stamp,
 		}
 		rd.blocks, rd.chunkStarts = []Block{b}, []int{0}
 		return
@@ -674,7 +669,7 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 				t = e.callTok[i]
 			}
 			callTokens += t
-			h := hashString(hashString(hashString(fnvOffset, tc.ID), tc.Name), string(tc.Args))
+			h := hashParts(tc.ID, tc.Name, string(tc.Args))
 			uses = append(uses, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
 		}
 		if len(e.calls) == 0 || e.content != "" {
@@ -685,7 +680,7 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 	case EntryToolResult:
 		b := blk(RoleUser, e.content, e.tokens)
 		b.Type, b.ToolCallID, b.ToolName, b.IsError = BlockToolResult, e.callID, e.tool, e.isError
-		b.Hash = hashString(hashString(fnvOffset, e.callID), e.content)
+		b.Hash = hashParts(e.callID, e.content)
 		return &Message{Role: RoleUser, Blocks: []Block{b}}
 	}
 	t := strings.TrimSpace(e.content)
@@ -751,12 +746,12 @@ func (c *Context) renderCustom(r *region) ([]Block, []Message) {
 		for _, tc := range sm.ToolCalls {
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			emitted += t
-			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashString(hashString(fnvOffset, tc.ID), tc.Name)})
+			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(tc.ID, tc.Name, string(tc.Args))})
 		}
 		for _, tr := range sm.ToolResults {
 			t := c.counter.Count(tr.Content)
 			emitted += t
-			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolResult, ToolCallID: tr.ToolCallID, Text: tr.Content, IsError: tr.IsError, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashString(hashString(fnvOffset, tr.ToolCallID), tr.Content)})
+			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolResult, ToolCallID: tr.ToolCallID, Text: tr.Content, IsError: tr.IsError, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(tr.ToolCallID, tr.Content)})
 		}
 		msgs = append(msgs, m)
 	}

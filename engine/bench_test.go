@@ -86,3 +86,21 @@ func BenchmarkAssembleRegionChange(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAgentStep is one simulated agent step on coder at 200K: an
+// assistant turn with a file read routed into codebase (compacting at its
+// threshold), a test run into test_results, and the request assembled.
+func BenchmarkAgentStep(b *testing.B) {
+	c := filledContext(b, 200_000)
+	file := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { serve(w, r) }\n", 60)
+	i := 0
+	for b.Loop() {
+		i++
+		id1, id2 := fmt.Sprint("r", i), fmt.Sprint("b", i)
+		c.AddAssistant("reading", []ToolCall{{ID: id1, Name: "read_file", Args: []byte(`{"path":"a.go"}`)}, {ID: id2, Name: "bash", Args: []byte(`{"command":"go test"}`)}})
+		c.AddToolResult(ToolResult{CallID: id1, Tool: "read_file", Content: file})
+		c.AddToolResult(ToolResult{CallID: id2, Tool: "bash", Content: "ok  \tpkg\t0.1s\n"})
+		c.Assemble()
+		c.Drain()
+	}
+}
