@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -82,6 +84,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	noReport := fs.Bool("no-report", false, "do not write the report after the sweep")
 	printGrid := fs.Bool("print-grid", false, "print the embedded default grid and exit")
 	dryRun := fs.Bool("dry-run", false, "list the cells that would run and exit")
+	fresh := fs.Bool("fresh", false, "run every cell again, ignoring finished ones (after changing the simulator)")
 	format := fs.String("format", "text", "output format: text or json")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: ctxsim sweep [flags]")
@@ -136,6 +139,11 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
+	if *fresh {
+		if err := removeCells(*out, cells); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
 	start := time.Now()
 	var bar *progressbar.ProgressBar
 	s := &bench.Sweep{Dir: *out, RunCell: sweepRun, Workers: *jobs}
@@ -230,6 +238,17 @@ func gridRecords(dir string, cells []bench.Cell) ([]*bench.Record, error) {
 		}
 	}
 	return recs, nil
+}
+
+// removeCells deletes the stored records of cells, so that they run again.
+func removeCells(dir string, cells []bench.Cell) error {
+	for _, c := range cells {
+		err := os.Remove(filepath.Join(dir, bench.CellsDir, c.ID()+".json"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // isTerminal reports whether w is a terminal.

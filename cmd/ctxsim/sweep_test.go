@@ -91,6 +91,16 @@ func TestSweepCommand(t *testing.T) {
 	if sum.Cells != 12 || sum.Skipped != 12 || sum.Ran != 0 {
 		t.Errorf("rerun summary %+v", sum)
 	}
+
+	// --fresh runs every cell again.
+	stdout, _, code = runCmd(t, "sweep", "--grid", grid, "--out", out, "--fresh", "--quiet", "--no-report", "--format", "json")
+	if code != 0 {
+		t.Fatalf("fresh exit %d", code)
+	}
+	sum = sweepSummary{}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Ran != 12 || sum.Skipped != 0 {
+		t.Errorf("fresh summary %+v (%v)", sum, err)
+	}
 }
 
 func TestSweepShardsMerge(t *testing.T) {
