@@ -47,6 +47,7 @@ type fidelityReport struct {
 	CacheReadWithin int            `json:"cache_read_within_2pct,omitempty"`
 	CacheReadPct    float64        `json:"cache_read_within_2pct_share,omitempty"`
 	CacheReadMAPE   float64        `json:"cache_read_mape_pct,omitempty"`
+	PromptMAPE      float64        `json:"prompt_mape_pct,omitempty"`
 	Misses          []fidelityMiss `json:"misses,omitempty"`
 
 	// Message traces.
@@ -284,12 +285,15 @@ func exactFidelity(rep *fidelityReport, infs []recorded, s []sim.RequestSample) 
 			break
 		}
 	}
-	var sumErr float64
+	var sumErr, sumPrompt float64
 	n := 0
 	for i, r := range infs {
 		u := r.usage
 		if u == nil {
 			continue
+		}
+		if u.Prompt > 0 {
+			sumPrompt += 100 * math.Abs(float64(s[i].RequestTokens)*rep.CacheReadScale-float64(u.Prompt)) / float64(u.Prompt)
 		}
 		simRead := int(math.Round(float64(s[i].CacheReadTokens) * rep.CacheReadScale))
 		errPct := 0.0
@@ -309,6 +313,7 @@ func exactFidelity(rep *fidelityReport, infs []recorded, s []sim.RequestSample) 
 	}
 	rep.CacheReadPct = round2(100 * float64(rep.CacheReadWithin) / float64(n))
 	rep.CacheReadMAPE = round2(sumErr / float64(n))
+	rep.PromptMAPE = round2(sumPrompt / float64(n))
 	rep.CacheReadScale = math.Round(rep.CacheReadScale*1e4) / 1e4
 }
 
@@ -475,8 +480,8 @@ func printFidelity(w io.Writer, r *fidelityReport) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if r.CacheReadScale > 0 {
-		fmt.Fprintf(w, "  as-recorded, anthropic cache: cache-read tokens within 2%% on %d of %d requests (%.1f%%), mean abs error %.2f%% (token scale %.4f fitted on request 1)\n",
-			r.CacheReadWithin, r.Requests, r.CacheReadPct, r.CacheReadMAPE, r.CacheReadScale)
+		fmt.Fprintf(w, "  as-recorded, anthropic cache: cache-read tokens within 2%% on %d of %d requests (%.1f%%), mean abs error %.2f%%; prompt tokens mean abs error %.2f%% (token scale %.4f fitted on request 1)\n",
+			r.CacheReadWithin, r.Requests, r.CacheReadPct, r.CacheReadMAPE, r.PromptMAPE, r.CacheReadScale)
 		for _, m := range r.Misses {
 			fmt.Fprintf(w, "    miss at request %d: recorded %d, simulated %d (%.1f%%): %s\n", m.Request, m.Recorded, m.Simulated, m.ErrPct, m.Cause)
 		}
