@@ -3,6 +3,7 @@ package rhai
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error is a compile or run-time error with the script position it points at.
@@ -13,13 +14,20 @@ type Error struct {
 	Msg    string
 	Limit  string
 	Thrown *Value
+	// Trace lists the script function calls the error passed out of,
+	// innermost first ("fn score called at line 12, column 9").
+	Trace []string
 }
 
 func (e *Error) Error() string {
-	if e.Pos.Line == 0 {
-		return e.Msg
+	msg := e.Msg
+	if e.Pos.Line != 0 {
+		msg = fmt.Sprintf("%s (%s)", e.Msg, e.Pos)
 	}
-	return fmt.Sprintf("%s (%s)", e.Msg, e.Pos)
+	if len(e.Trace) > 0 {
+		msg += " in " + strings.Join(e.Trace, ", in ")
+	}
+	return msg
 }
 
 // Names of the sandbox limits, as they appear in limit errors.

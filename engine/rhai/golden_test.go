@@ -95,6 +95,7 @@ func TestGoldenErrors(t *testing.T) {
 		"let n = 9223372036854775807;\nn + 1",
 		"\"abc\".frobnicate(1)",
 		"fn f(x) { x / 0 }\nf(1)",
+		"fn g(x) { x.nope() }\nfn f(x) { [1].map(|y| g(y)) }\nf(1)",
 		"throw #{ code: 7 };",
 		"let s = \"x\";\ns[9] = 'y';",
 		"loop {}",

@@ -1,6 +1,7 @@
 package rhai
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -1419,12 +1420,25 @@ func (in *interp) callScript(p Pos, f *fnDef, args []Value, this *Value) (Value,
 		if c, ok := err.(*ctrl); ok {
 			return Value{}, errAt(p, "%s", c.Error())
 		}
+		if p.Line != 0 { // not the host's own call
+			addFrame(err, "fn "+f.name, p)
+		}
 		return Value{}, err
 	}
 	if this != nil {
 		return in.cloneV(p, v) // a method may return `this`, which the caller still owns
 	}
 	return v, nil
+}
+
+// maxTrace bounds the call frames an error lists.
+const maxTrace = 8
+
+// addFrame notes on err that it passed out of a call made at p.
+func addFrame(err error, what string, p Pos) {
+	if e, ok := err.(*Error); ok && len(e.Trace) < maxTrace {
+		e.Trace = append(e.Trace, fmt.Sprintf("%s called at %s", what, p))
+	}
 }
 
 func (in *interp) callPtr(p Pos, fp *FnPtr, args []Value) (Value, error) {

@@ -501,3 +501,38 @@ func TestGoConversions(t *testing.T) {
 		t.Fatal("FromGo accepted an overflowing uint64")
 	}
 }
+
+// TestConcurrentCalls: a compiled Script serves calls from many goroutines.
+func TestConcurrentCalls(t *testing.T) {
+	s, err := Compile("c.rhai", []byte(`
+const TABLE = [[1, 2], [3]];
+fn run(n) {
+    let t = global::TABLE;
+    t[0].push(n);
+    let out = switch n % 3 { 0 => [0], 1 => [1, 1], _ => [] };
+    out + t[0]
+}`), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 8)
+	for g := range 8 {
+		go func() {
+			v, err := s.Call("run", Int(int64(g)))
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			done <- v.DebugString()
+		}()
+	}
+	seen := map[string]bool{}
+	for range 8 {
+		seen[<-done] = true
+	}
+	for _, want := range []string{"[0, 1, 2, 0]", "[1, 1, 1, 2, 1]", "[1, 2, 2]"} {
+		if !seen[want] {
+			t.Fatalf("results %v lack %s", seen, want)
+		}
+	}
+}

@@ -198,7 +198,7 @@ func (in *interp) run(name string, args []Value) (v Value, err error) {
 		}
 		return Value{}, fmt.Errorf("function not found: %s", name)
 	}
-	return in.callScript(f.p, f, args, nil)
+	return in.callScript(Pos{}, f, args, nil) // Pos{}: called by the host, not from a script line
 }
 
 // Eval compiles and runs src as a whole script and returns the value of its
