@@ -77,7 +77,7 @@ func newCacheModel(p Profile) (cacheModel, error) {
 	case CacheAnthropic:
 		return &anthropicCache{min: p.CacheMin, entries: map[uint64]*antEntry{}}, nil
 	case CacheOpenAI:
-		return &autoCache{min: p.CacheMin, step: p.CacheStep, ttl: p.CacheTTL, entries: map[uint64]*float64{}}, nil
+		return &autoCache{min: p.CacheMin, step: p.CacheStep, ttl: p.CacheTTL}, nil
 	case CacheVLLM:
 		return newVLLMCache(p.CacheBlock, p.CacheCap), nil
 	}
@@ -197,11 +197,38 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 // rounded down to the step (128 tokens). Entries live ttl seconds after their
 // last write or reuse. Matching is at block boundaries: a prefix that
 // diverges inside a block is not matched inside it.
+//
+// The cache keeps each live request's prefix hashes. Because a prefix hash
+// covers everything before it, the longest match with one stored request is
+// found by binary search, and a stored request that is a prefix of a newer
+// one is dropped (the newer covers it, and lives longer).
 type autoCache struct {
 	min, step int
 	ttl       float64
-	entries   map[uint64]*float64 // prefix hash -> expiry
-	purgeAt   int
+	reqs      []storedPrefix
+}
+
+type storedPrefix struct {
+	chains  []uint64
+	expires float64
+}
+
+// commonChain is the length of the common prefix of two prefix-hash arrays.
+func commonChain(a, b []uint64) int {
+	n := min(len(a), len(b))
+	if n == 0 || a[0] != b[0] {
+		return 0
+	}
+	lo, hi := 1, n // a[:lo] is common; find the largest such lo
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if a[mid-1] == b[mid-1] {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
@@ -209,34 +236,24 @@ func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
 	if total < c.min || total == 0 {
 		return cacheUse{}
 	}
-	hit := -1
-	for j, h := range v.chains {
-		e, ok := c.entries[h]
-		if !ok || *e < now {
-			break
-		}
-		*e = now + c.ttl
-		hit = j
-	}
-	for j := hit + 1; j < len(v.chains); j++ {
-		if e, ok := c.entries[v.chains[j]]; ok {
-			*e = now + c.ttl
+	best := 0
+	live := c.reqs[:0]
+	for _, s := range c.reqs {
+		if s.expires < now {
 			continue
 		}
-		exp := now + c.ttl
-		c.entries[v.chains[j]] = &exp
+		n := commonChain(s.chains, v.chains)
+		best = max(best, n)
+		if n == len(s.chains) {
+			continue // subsumed by this request
+		}
+		live = append(live, s)
 	}
-	read := v.tokensThrough(hit) / c.step * c.step
+	clear(c.reqs[len(live):])
+	c.reqs = append(live, storedPrefix{chains: append([]uint64(nil), v.chains...), expires: now + c.ttl})
+	read := v.tokensThrough(best-1) / c.step * c.step
 	if read < c.min {
 		read = 0
-	}
-	if len(c.entries) > c.purgeAt {
-		for k, e := range c.entries {
-			if *e < now {
-				delete(c.entries, k)
-			}
-		}
-		c.purgeAt = 2*len(c.entries) + 4096
 	}
 	return cacheUse{Read: read, Write5m: total - read}
 }

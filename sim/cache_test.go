@@ -157,7 +157,7 @@ func TestAnthropicCache(t *testing.T) {
 }
 
 func TestOpenAICache(t *testing.T) {
-	newC := func() *autoCache { return &autoCache{min: 1024, step: 128, ttl: 600, entries: map[uint64]*float64{}} }
+	newC := func() *autoCache { return &autoCache{min: 1024, step: 128, ttl: 600} }
 	t.Run("below 1,024 tokens nothing is cached", func(t *testing.T) {
 		c := newC()
 		c.serve(view(seq(1, 10), repeat(100, 10)), 0)
@@ -182,6 +182,23 @@ func TestOpenAICache(t *testing.T) {
 		got := c.serve(view(append(seq(1, 5), seq(50, 10)...), repeat(100, 15)), 1)
 		if got.Read != 0 {
 			t.Fatalf("read %d, want 0: 500 shared tokens < 1,024", got.Read)
+		}
+	})
+	t.Run("a prefix shared with an older request is found", func(t *testing.T) {
+		c := newC()
+		c.serve(view(seq(1, 20), repeat(100, 20)), 0)                                // A
+		c.serve(view(seq(100, 20), repeat(100, 20)), 1)                              // B, unrelated
+		got := c.serve(view(append(seq(1, 15), seq(200, 5)...), repeat(100, 20)), 2) // shares 15 blocks with A
+		if got.Read != 1408 {                                                        // 1,500 rounded down to 128s
+			t.Fatalf("read %d, want 1408", got.Read)
+		}
+	})
+	t.Run("a reuse keeps the prefix alive", func(t *testing.T) {
+		c := newC()
+		c.serve(view(seq(1, 20), repeat(100, 20)), 0)
+		c.serve(view(seq(1, 21), repeat(100, 21)), 500)
+		if got := c.serve(view(seq(1, 22), repeat(100, 22)), 1000); got.Read != 2048 {
+			t.Fatalf("read %d at 1000 s, want the 2,100-token prefix reused at 500 s (2048)", got.Read)
 		}
 	})
 	t.Run("entries expire after the idle lifetime", func(t *testing.T) {
