@@ -84,7 +84,11 @@
 // depth, string length, array size, map size, syntactic nesting and script
 // size. A script that passes one stops with an *Error whose Limit field names
 // it (errors.Is(err, ErrLimit) matches); a limit cannot be caught by
-// try/catch. A runaway `loop {}` stops in about a millisecond.
+// try/catch. A runaway `loop {}` stops in about a millisecond. Work that
+// grows with data (copying shared storage, scanning long strings, comparing
+// or printing containers) is paid from the operation budget too, so no
+// script does unbounded work within it.
 //
-// Every error names the line and column it points at.
+// Every error names the line and column it points at; run-time errors also
+// list the script functions they passed out of.
 package rhai

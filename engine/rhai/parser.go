@@ -186,6 +186,9 @@ func (p *parser) endStmt(s node) error {
 		return nil
 	}
 	t := p.peek()
+	if err := unsupportedOp(t); err != nil {
+		return err
+	}
 	return errAt(t.pos, "expected ';' to end the statement, found %s", t)
 }
 
@@ -625,7 +628,18 @@ func (p *parser) parsePrimary() (node, error) {
 	if t.kind == tEOF {
 		return nil, errAt(t.pos, "unexpected end of script: an expression is missing")
 	}
+	if err := unsupportedOp(t); err != nil {
+		return nil, err
+	}
 	return nil, errAt(t.pos, "unexpected %s: expected an expression", t)
+}
+
+// unsupportedOp explains symbols that only custom operators would use.
+func unsupportedOp(t token) error {
+	if t.kind == tPunct && (t.text == "@" || t.text == "$" || t.text == "~" || t.text == "#") {
+		return errAt(t.pos, "'%s' is not a supported operator: custom operators are outside the sandboxed Rhai subset", t.text)
+	}
+	return nil
 }
 
 func (p *parser) parseLoopBody() (*blockExpr, error) {
