@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxsim/ctxsim/bench"
+	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
 // TestReadmeCurrent keeps the README's generated blocks honest: the metric
@@ -66,5 +67,43 @@ func TestReportReadmeFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "figures")); err == nil {
 		t.Error("--no-figures drew figures")
+	}
+}
+
+// TestReadmeExamples checks that the README's trace and grid examples are
+// valid input, so the documentation cannot drift from the readers.
+func TestReadmeExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenced := func(after, lang string) []byte {
+		t.Helper()
+		i := bytes.Index(readme, []byte(after))
+		if i < 0 {
+			t.Fatalf("README has no %q", after)
+		}
+		rest := readme[i:]
+		j := bytes.Index(rest, []byte("```"+lang+"\n"))
+		if j < 0 {
+			t.Fatalf("no %s block after %q", lang, after)
+		}
+		body := rest[j+len("```"+lang+"\n"):]
+		return body[:bytes.Index(body, []byte("```"))]
+	}
+	r := trace.NewReader(bytes.NewReader(fenced("**Canonical trace**", "json")), "README trace example")
+	n := 0
+	for r.Scan() {
+		n++
+	}
+	if err := r.Err(); err != nil || n < 4 {
+		t.Errorf("trace example: %d events, %v", n, err)
+	}
+	g, err := bench.ParseGrid(fenced("**Grid**", "toml"), "README grid example")
+	if err != nil {
+		t.Fatalf("grid example: %v", err)
+	}
+	if len(g.Workload) != 1 || len(g.Trace) != 1 {
+		t.Errorf("grid example: %d workloads, %d traces", len(g.Workload), len(g.Trace))
 	}
 }
