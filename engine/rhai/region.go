@@ -66,7 +66,7 @@ type RegionScript struct {
 	// seen holds the entry maps of the last call: each assembly passes
 	// mostly the same entries, and shared (copy-on-write) values make
 	// handing the same map to the next call safe.
-	seen map[int64]seenEntry // by the entry's timestamp (a logical clock)
+	seen []seenEntry
 }
 
 type seenEntry struct {
@@ -75,7 +75,7 @@ type seenEntry struct {
 }
 
 func sameEntry(a, b engine.ScriptEntry) bool {
-	if a.Content != b.Content || a.Kind != b.Kind || a.Tokens != b.Tokens || a.Key != b.Key || a.HasKey != b.HasKey || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
+	if a.Timestamp != b.Timestamp || a.Content != b.Content || a.Kind != b.Kind || a.Tokens != b.Tokens || a.Key != b.Key || a.HasKey != b.HasKey || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
 		a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) {
 		return false
 	}
@@ -88,17 +88,39 @@ func sameEntry(a, b engine.ScriptEntry) bool {
 	return true
 }
 
-// entries converts ctx entries, reusing the maps of the previous call.
+// entries converts ctx entries, reusing the maps of the previous call. The
+// previous entries are walked in order (a region mostly appends and drops
+// from the front), with a lookup by timestamp for anything out of order.
 func (r *RegionScript) entries(es []engine.ScriptEntry) Value {
-	next := make(map[int64]seenEntry, len(es))
+	next := make([]seenEntry, len(es))
 	out := make([]Value, len(es))
+	var byStamp map[int64]int
+	j := 0
 	for i, e := range es {
-		if s, ok := r.seen[e.Timestamp]; ok && sameEntry(s.e, e) {
-			out[i] = s.v
+		for j < len(r.seen) && r.seen[j].e.Timestamp < e.Timestamp {
+			j++
+		}
+		hit := -1
+		if j < len(r.seen) && sameEntry(r.seen[j].e, e) {
+			hit = j
+			j++
+		} else if len(r.seen) > 0 {
+			if byStamp == nil {
+				byStamp = make(map[int64]int, len(r.seen))
+				for k, s := range r.seen {
+					byStamp[s.e.Timestamp] = k
+				}
+			}
+			if k, ok := byStamp[e.Timestamp]; ok && sameEntry(r.seen[k].e, e) {
+				hit = k
+			}
+		}
+		if hit >= 0 {
+			out[i] = r.seen[hit].v
 		} else {
 			out[i] = entryValue(e, r.args).share()
 		}
-		next[e.Timestamp] = seenEntry{e, out[i]}
+		next[i] = seenEntry{e, out[i]}
 	}
 	r.seen = next
 	return NewArray(out)
