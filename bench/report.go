@@ -389,34 +389,59 @@ func writeDefinitions(b *bytes.Buffer) {
 	}
 }
 
-// headlineMetrics are the columns of the headline table.
-var headlineMetrics = []string{"task_retained_pct", "recall", "cache_hit_pct", "waste_pct", "cost_usd"}
+// headlineMetrics are the metrics of the headline table.
+var headlineMetrics = []struct{ name, label string }{
+	{"task_retained_pct", "task %"},
+	{"recall", "recall %"},
+	{"cache_hit_pct", "cache hit %"},
+	{"waste_pct", "waste %"},
+	{"cost_usd", "cost $"},
+}
 
-// writeHeadline writes, per workload, the smallest window and the series
-// window, the plain flat list against the first region layout (and the
-// unbounded reference when present).
+// writeHeadline writes, per workload, at the smallest window and at the
+// series window, each headline metric for the plain flat list and the region
+// layout side by side (the first of each that ran).
 func writeHeadline(b *bytes.Buffer, t *Table) {
-	b.WriteString("| workload | window | policy | task retained % | recall % | cache hit % | waste % | cost $ |\n")
-	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| workload | window | flat | regions |")
+	for _, m := range headlineMetrics {
+		fmt.Fprintf(b, " %s flat | %s regions |", m.label, m.label)
+	}
+	b.WriteString("\n|---|---:|---|---|")
+	for range headlineMetrics {
+		b.WriteString("---:|---:|")
+	}
+	b.WriteString("\n")
 	for i := range t.Workloads {
 		wt := &t.Workloads[i]
-		wins := headlineWindows(wt)
-		pols := headlinePolicies(wt)
-		for _, w := range wins {
-			for _, p := range pols {
-				fmt.Fprintf(b, "| %s | %s | `%s` |", mdEscape(wt.Title()), FormatWindow(w), mdEscape(p))
-				for _, m := range headlineMetrics {
-					if m == "recall" {
-						m = wt.recallMetric()
-					}
-					if v, ok := wt.at(p, w, m); ok {
+		var flat, regions string
+		if f := wt.policiesOf(LayoutFlat); len(f) > 0 {
+			flat = f[0]
+		}
+		if r := wt.policiesOf(LayoutRegions); len(r) > 0 {
+			regions = r[0]
+		}
+		name := func(p string) string {
+			if p == "" {
+				return "–"
+			}
+			return "`" + mdEscape(p) + "`"
+		}
+		for _, w := range headlineWindows(wt) {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |", mdEscape(wt.Title()), FormatWindow(w), name(flat), name(regions))
+			for _, hm := range headlineMetrics {
+				m := hm.name
+				if m == "recall" {
+					m = wt.recallMetric()
+				}
+				for _, p := range []string{flat, regions} {
+					if v, ok := wt.at(p, w, m); ok && p != "" {
 						fmt.Fprintf(b, " %s |", formatValue(m, v))
 					} else {
 						b.WriteString(" – |")
 					}
 				}
-				b.WriteString("\n")
 			}
+			b.WriteString("\n")
 		}
 	}
 }
@@ -432,14 +457,3 @@ func headlineWindows(wt *WorkloadTable) []int {
 	return ws
 }
 
-func headlinePolicies(wt *WorkloadTable) []string {
-	var ps []string
-	if f := wt.policiesOf(LayoutFlat); len(f) > 0 {
-		ps = append(ps, f[0])
-	}
-	ps = append(ps, wt.policiesOf(LayoutRegions)...)
-	if _, ok := wt.Cells["unbounded"]; ok {
-		ps = append(ps, "unbounded")
-	}
-	return ps
-}
