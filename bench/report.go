@@ -456,4 +456,3 @@ func headlineWindows(wt *WorkloadTable) []int {
 	}
 	return ws
 }
-
