@@ -34,29 +34,32 @@ func (k BlockKind) String() string {
 // cache models and fact presence are measured on. Blocks are created once, when
 // their content enters the context, with their tokens and hash computed then.
 type Block struct {
-	ID     string // the content's id: the event it came from, or a synthetic id
-	Kind   BlockKind
-	Region string // region name for region-policy blocks, "" otherwise
-	Text   string // content; "" when elided
-	Size   int    // content length in bytes when Text is elided
-	Facts  []trace.Fact
-	Tokens int
+	// The fields every request reads come first, so that they share a cache
+	// line: a request of a large window walks thousands of blocks.
 	Hash   uint64 // content hash: equal hashes mean equal content
-	// Refetched marks a tool result the simulated agent fetched again after
-	// its first copy had been evicted.
-	Refetched bool
-
+	Tokens int
 	// Meter state, kept on the block so that a request is walked once.
 	since            int   // first request of the block's current presence; -1 when absent
 	seenAt           int   // last request that listed the block after the common prefix
 	pendingTokens    int64 // tokens sent since the content was last used by a probe
 	pendingReprefill int64 // of which re-prefilled
-	sent             bool  // has been in a request
-	exempt           bool  // task and system content are never dead
-	taskState        uint8 // 0 unknown, 1 lacks the task text, 2 holds it
-	nextUse          int   // clairvoyant: position of the next probe using the content
-	sigState         uint8 // 1 when sig is computed
-	sig              gramSig
+	// Refetched marks a tool result the simulated agent fetched again after
+	// its first copy had been evicted.
+	Refetched bool
+	sent      bool  // has been in a request
+	exempt    bool  // task and system content are never dead
+	taskState uint8 // 0 unknown, 1 lacks the task text, 2 holds it
+	Kind      BlockKind
+
+	ID     string // the content's id: the event it came from, or a synthetic id
+	Region string // region name for region-policy blocks, "" otherwise
+	Text   string // content; "" when elided
+	Size   int    // content length in bytes when Text is elided
+	Facts  []trace.Fact
+
+	nextUse  int   // clairvoyant: position of the next probe using the content
+	sigState uint8 // 1 when sig is computed
+	sig      gramSig
 
 	// Region policy state.
 	key  uint64 // engine block identity
