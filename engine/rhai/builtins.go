@@ -242,10 +242,6 @@ func (in *interp) builtinMethod(p Pos, name string, recv *Value, args []Value) (
 		if name == "name" && len(args) == 0 {
 			return String(recv.fn().Name), true, nil
 		}
-	case KindUnit:
-		if name == "len" && len(args) == 0 {
-			return Value{}, false, nil
-		}
 	}
 	return Value{}, false, nil
 }

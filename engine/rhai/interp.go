@@ -825,8 +825,6 @@ func (in *interp) index(p Pos, x, idx Value) (Value, error) {
 			return Value{}, boundsErr(p, "character index", idx.n, utf8.RuneCountInString(x.s), "characters")
 		}
 		return Char(r), nil
-	case KindRange:
-		// Not supported by Rhai either; say so plainly.
 	}
 	return Value{}, errAt(p, "cannot index into a value of type %s", x.TypeName())
 }
