@@ -345,6 +345,17 @@ func readRecord(path string) (*Record, error) {
 	return &r, nil
 }
 
+// sameResult reports whether two records of one cell agree on everything but
+// where the trace was read from (shards on different machines may keep the
+// recordings in different directories).
+func sameResult(a, b *Record) bool {
+	x, y := *a, *b
+	x.Cell.Path, y.Cell.Path = "", ""
+	ea, err1 := encodeRecord(&x)
+	eb, err2 := encodeRecord(&y)
+	return err1 == nil && err2 == nil && bytes.Equal(ea, eb)
+}
+
 // Merge joins the cells of several sweep output directories (for example the
 // shards of one grid) into out. A cell present in several inputs must be
 // identical in each, unless one of them failed, in which case the success is
@@ -371,9 +382,7 @@ func Merge(out string, inputs ...string) (int, error) {
 			if !r.OK() {
 				continue
 			}
-			a, _ := encodeRecord(have)
-			b, _ := encodeRecord(r)
-			if !bytes.Equal(a, b) {
+			if !sameResult(have, r) {
 				return 0, fmt.Errorf("merge: cell %s differs between %s and %s", r.ID, from[r.ID], in)
 			}
 		}

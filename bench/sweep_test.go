@@ -254,6 +254,20 @@ func TestMergeConflict(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "differs between") {
 		t.Fatalf("merge of conflicting cells: %v", err)
 	}
+	// The same full trace read from different directories on two machines
+	// is the same cell.
+	full := []Cell{{Workload: "t", Trace: "full", Format: "claude-code", Path: "/m1/t.jsonl", Policy: "flat", Model: "m", WindowTokens: 8000}}
+	m1, m2 := t.TempDir(), t.TempDir()
+	if _, err := (&Sweep{Dir: m1, RunCell: fakeRun}).Run(context.Background(), full); err != nil {
+		t.Fatal(err)
+	}
+	full[0].Path = "/m2/t.jsonl"
+	if _, err := (&Sweep{Dir: m2, RunCell: fakeRun}).Run(context.Background(), full); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Merge(t.TempDir(), m1, m2); err != nil || n != 1 {
+		t.Errorf("merge of one cell read from two directories: %d cells, %v", n, err)
+	}
 	if _, err := Merge(t.TempDir(), a, filepath.Join(a, "nope")); err == nil || !strings.Contains(err.Error(), "not a sweep output") {
 		t.Errorf("merge of a missing directory: %v", err)
 	}
