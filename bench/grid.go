@@ -363,10 +363,14 @@ func (g *Grid) Cells(opt ExpandOptions) ([]Cell, error) {
 		base := Cell{Workload: t.Name}
 		switch {
 		case t.File != "" && (opt.TracesDir != "" || t.Cut == ""):
-			if dir == "" {
+			if dir == "" && !filepath.IsAbs(t.File) {
 				return nil, fmt.Errorf("trace %q: file %s needs a traces directory (no cut is embedded)", t.Name, t.File)
 			}
-			base.Trace, base.Path, base.Format = "full", filepath.Join(dir, t.File), t.Format
+			path := t.File
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			base.Trace, base.Path, base.Format = "full", path, t.Format
 		default:
 			base.Trace, base.Path, base.Format = "cut", t.Cut, "canonical"
 		}

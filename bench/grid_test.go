@@ -211,3 +211,38 @@ func FuzzParseWindow(f *testing.F) {
 		}
 	})
 }
+
+func TestTracePaths(t *testing.T) {
+	src := "models = [\"m\"]\nwindows = [\"8K\"]\nseeds = [1, 2]\npolicies = [\"flat\"]\n" +
+		"[[trace]]\nname = \"rel\"\nformat = \"claude-code\"\nfile = \"rel.jsonl\"\n" +
+		"[[trace]]\nname = \"abs\"\nformat = \"aider\"\nfile = \"/data/abs.md\"\n" +
+		"[[trace]]\nname = \"both\"\nformat = \"claude-code\"\nfile = \"both.jsonl\"\ncut = \"both.cut.jsonl\"\n"
+	g, err := LoadGrid([]byte(src), "/grids/g.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opt  ExpandOptions
+		want map[string]string // workload -> trace kind and path
+	}{
+		{"grid directory", ExpandOptions{}, map[string]string{"rel": "full /grids/rel.jsonl", "abs": "full /data/abs.md", "both": "cut both.cut.jsonl"}},
+		{"traces directory", ExpandOptions{TracesDir: "/t"}, map[string]string{"rel": "full /t/rel.jsonl", "abs": "full /data/abs.md", "both": "full /t/both.jsonl"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cells, err := g.Cells(tt.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cells) != 3 {
+				t.Fatalf("%d cells, want 3 (recorded traces run once, not per seed)", len(cells))
+			}
+			for _, c := range cells {
+				if got := c.Trace + " " + c.Path; got != tt.want[c.Workload] {
+					t.Errorf("%s: %q, want %q", c.Workload, got, tt.want[c.Workload])
+				}
+			}
+		})
+	}
+}
