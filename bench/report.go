@@ -402,6 +402,7 @@ var headlineMetrics = []struct{ name, label string }{
 // series window, each headline metric for the plain flat list and the region
 // layout side by side (the first of each that ran).
 func writeHeadline(b *bytes.Buffer, t *Table) {
+	models := countModels(t)
 	b.WriteString("| workload | window | flat | regions |")
 	for _, m := range headlineMetrics {
 		fmt.Fprintf(b, " %s flat | %s regions |", m.label, m.label)
@@ -427,7 +428,7 @@ func writeHeadline(b *bytes.Buffer, t *Table) {
 			return "`" + mdEscape(p) + "`"
 		}
 		for _, w := range headlineWindows(wt) {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |", mdEscape(wt.Title()), FormatWindow(w), name(flat), name(regions))
+			fmt.Fprintf(b, "| %s | %s | %s | %s |", mdEscape(headingText(wt, models)), FormatWindow(w), name(flat), name(regions))
 			for _, hm := range headlineMetrics {
 				m := hm.name
 				if m == "recall" {
