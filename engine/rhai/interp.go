@@ -37,18 +37,19 @@ type Output struct {
 const maxOutputs = 256
 
 type interp struct {
-	s       *Script
-	lim     Limits
-	ops     int
-	depth   int
-	scope   []binding
-	frame   int    // scope index where the current function's variables start
-	this    *Value // receiver of the current method call
-	retVal  Value
-	brkVal  Value
-	out     []Output
-	dropped int
-	globals map[string]Value
+	s        *Script
+	lim      Limits
+	ops      int
+	depth    int
+	scope    []binding
+	argStack []Value
+	frame    int    // scope index where the current function's variables start
+	this     *Value // receiver of the current method call
+	retVal   Value
+	brkVal   Value
+	out      []Output
+	dropped  int
+	globals  map[string]Value
 }
 
 func (in *interp) tick(p Pos) error {
@@ -1222,19 +1223,29 @@ func appendString(cur Value, add string) Value {
 
 // ---- calls ----
 
-func (in *interp) evalArgs(args []node) ([]Value, error) {
+// evalArgs evaluates call arguments onto the interpreter's argument stack,
+// saving an allocation per call. The caller passes the slice to the call
+// and then releases it with releaseArgs(base); callees copy what they keep.
+func (in *interp) evalArgs(args []node) ([]Value, int, error) {
+	base := len(in.argStack)
 	if len(args) == 0 {
-		return nil, nil
+		return nil, base, nil
 	}
-	out := make([]Value, len(args))
-	for i, a := range args {
+	for _, a := range args {
 		v, err := in.owned(a)
 		if err != nil {
-			return nil, err
+			in.releaseArgs(base)
+			return nil, base, err
 		}
-		out[i] = v
+		in.argStack = append(in.argStack, v)
 	}
-	return out, nil
+	top := len(in.argStack)
+	return in.argStack[base:top:top], base, nil
+}
+
+func (in *interp) releaseArgs(base int) {
+	clear(in.argStack[base:])
+	in.argStack = in.argStack[:base]
 }
 
 func (s *Script) findFn(name string, arity int) *fnDef {
@@ -1247,10 +1258,11 @@ func (s *Script) findFn(name string, arity int) *fnDef {
 }
 
 func (in *interp) evalCall(e *callExpr) (Value, error) {
-	args, err := in.evalArgs(e.args)
+	args, base, err := in.evalArgs(e.args)
 	if err != nil {
 		return Value{}, err
 	}
+	defer in.releaseArgs(base)
 	if f := in.s.findFn(e.name, len(args)); f != nil {
 		return in.callScript(e.p, f, args, nil)
 	}
@@ -1275,10 +1287,11 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 		if e.safe && recv.k == KindUnit {
 			return Value{}, nil
 		}
-		args, err := in.evalArgs(e.args)
+		args, base, err := in.evalArgs(e.args)
 		if err != nil {
 			return Value{}, err
 		}
+		defer in.releaseArgs(base)
 		if !pure {
 			if recv, err = in.mutable(e.p, recv); err != nil {
 				return Value{}, err
@@ -1294,10 +1307,11 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 	if e.safe && recv.k == KindUnit {
 		return Value{}, nil
 	}
-	args, err := in.evalArgs(e.args)
+	args, base, err := in.evalArgs(e.args)
 	if err != nil {
 		return Value{}, err
 	}
+	defer in.releaseArgs(base)
 	if pl.konst {
 		// A constant may be read by any method but changed by none: run
 		// the method on a copy and refuse if the copy changed.
