@@ -271,18 +271,30 @@ func Markdown(t *Table, recs []*Record, figs map[int][]FigureFile, title string)
 			}
 		}
 		p("### Tables\n\n")
-		shown := 0
+		// The headline metrics first, then every other one folded away.
+		first := map[string]bool{}
+		for _, hm := range headlineMetrics {
+			m := hm.name
+			if m == "recall" {
+				m = wt.recallMetric()
+			}
+			if wt.has(m) {
+				first[m] = true
+				writeMetricTable(&b, wt, m)
+			}
+		}
+		opened := false
 		for _, n := range names {
-			if !wt.has(n) {
+			if first[n] || !wt.has(n) {
 				continue
 			}
-			if shown == 5 {
+			if !opened {
 				p("<details><summary>Every other metric</summary>\n\n")
+				opened = true
 			}
 			writeMetricTable(&b, wt, n)
-			shown++
 		}
-		if shown > 5 {
+		if opened {
 			p("</details>\n\n")
 		}
 		writeFailures(&b, wt)
