@@ -237,6 +237,7 @@ func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
 		return cacheUse{}
 	}
 	best := 0
+	var reuse []uint64 // the array of a subsumed request, extended in place
 	live := c.reqs[:0]
 	for _, s := range c.reqs {
 		if s.expires < now {
@@ -245,12 +246,17 @@ func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
 		n := commonChain(s.chains, v.chains)
 		best = max(best, n)
 		if n == len(s.chains) {
-			continue // subsumed by this request
+			// Subsumed by this request: its prefix hashes are this request's.
+			if len(s.chains) > len(reuse) {
+				reuse = s.chains
+			}
+			continue
 		}
 		live = append(live, s)
 	}
 	clear(c.reqs[len(live):])
-	c.reqs = append(live, storedPrefix{chains: append([]uint64(nil), v.chains...), expires: now + c.ttl})
+	chains := append(reuse, v.chains[len(reuse):]...)
+	c.reqs = append(live, storedPrefix{chains: chains, expires: now + c.ttl})
 	read := v.tokensThrough(best-1) / c.step * c.step
 	if read < c.min {
 		read = 0
@@ -264,17 +270,23 @@ func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
 // so that its tail is evicted first. Blocks are tracked per content block of
 // the request (whose hash chain is exact); hits are rounded down to whole KV
 // blocks. There are no write charges: a miss is recomputed.
+//
+// The previous request's blocks sit at the most-recent end of the queue in
+// request order; the part of them a new request shares stays where it is,
+// so a request that extends the previous one costs what it adds.
 type vllmCache struct {
 	block, capTokens int
 	used             int
 	m                map[uint64]*lruNode
 	head, tail       *lruNode // head = least recently used
+	last             []*lruNode
 }
 
 type lruNode struct {
 	key        uint64
 	tokens     int
 	prev, next *lruNode
+	gone       bool // evicted
 }
 
 func newVLLMCache(block, capTokens int) *vllmCache {
@@ -295,43 +307,67 @@ func (c *vllmCache) unlink(n *lruNode) {
 	n.prev, n.next = nil, nil
 }
 
-func (c *vllmCache) pushBack(n *lruNode) {
-	n.prev = c.tail
-	if c.tail != nil {
-		c.tail.next = n
+// insertBefore links n just on the least-recent side of at (at the most
+// recent end when at is nil).
+func (c *vllmCache) insertBefore(at, n *lruNode) {
+	if at == nil {
+		n.prev, n.next = c.tail, nil
+		if c.tail != nil {
+			c.tail.next = n
+		} else {
+			c.head = n
+		}
+		c.tail = n
+		return
+	}
+	n.next, n.prev = at, at.prev
+	if at.prev != nil {
+		at.prev.next = n
 	} else {
 		c.head = n
 	}
-	c.tail = n
+	at.prev = n
 }
 
 func (c *vllmCache) serve(v *prefixView, now float64) cacheUse {
-	hit := -1
-	for j, h := range v.chains {
-		if _, ok := c.m[h]; !ok {
+	// The shared, still cached prefix of the previous request.
+	k := 0
+	for k < len(c.last) && k < len(v.chains) && !c.last[k].gone && c.last[k].key == v.chains[k] {
+		k++
+	}
+	hit := k - 1
+	for j := k; j < len(v.chains); j++ {
+		if _, ok := c.m[v.chains[j]]; !ok {
 			break
 		}
 		hit = j
 	}
 	read := v.tokensThrough(hit) / c.block * c.block
-	// Queue the request's blocks, tail first, so the head of the prompt is the
-	// most recently used.
-	for j := len(v.chains) - 1; j >= 0; j-- {
-		tok := v.cum[j] - v.tokensThrough(j-1)
+	// Queue the rest just behind the shared prefix, in request order, so the
+	// head of the prompt is the most recently used and its tail goes first.
+	var at *lruNode
+	if k > 0 {
+		at = c.last[k-1]
+	}
+	c.last = c.last[:k]
+	for j := k; j < len(v.chains); j++ {
 		n, ok := c.m[v.chains[j]]
 		if ok {
 			c.unlink(n)
 		} else {
-			n = &lruNode{key: v.chains[j], tokens: tok}
+			n = &lruNode{key: v.chains[j], tokens: v.cum[j] - v.tokensThrough(j-1)}
 			c.m[n.key] = n
-			c.used += tok
+			c.used += n.tokens
 		}
-		c.pushBack(n)
+		c.insertBefore(at, n)
+		at = n
+		c.last = append(c.last, n)
 	}
 	for c.used > c.capTokens && c.head != nil {
 		n := c.head
 		c.unlink(n)
 		delete(c.m, n.key)
+		n.gone = true
 		c.used -= n.tokens
 	}
 	return cacheUse{Read: read}

@@ -1,8 +1,52 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"testing"
 )
+
+// refLRU is the plain model vllmCache must agree with: every block of a
+// request moved to the most recent end, tail first, then LRU eviction.
+type refLRU struct {
+	block, capTokens int
+	order            []uint64 // least recent first
+	tokens           map[uint64]int
+}
+
+func newRefLRU(block, capTokens int) *refLRU {
+	return &refLRU{block: block, capTokens: capTokens, tokens: map[uint64]int{}}
+}
+
+func (c *refLRU) serve(v *prefixView) cacheUse {
+	hit := -1
+	for j, h := range v.chains {
+		if _, ok := c.tokens[h]; !ok {
+			break
+		}
+		hit = j
+	}
+	for j := len(v.chains) - 1; j >= 0; j-- {
+		h := v.chains[j]
+		for i, x := range c.order {
+			if x == h {
+				c.order = append(c.order[:i], c.order[i+1:]...)
+				break
+			}
+		}
+		c.order = append(c.order, h)
+		c.tokens[h] = v.cum[j] - v.tokensThrough(j-1)
+	}
+	used := 0
+	for _, h := range c.order {
+		used += c.tokens[h]
+	}
+	for used > c.capTokens && len(c.order) > 0 {
+		used -= c.tokens[c.order[0]]
+		delete(c.tokens, c.order[0])
+		c.order = c.order[1:]
+	}
+	return cacheUse{Read: v.tokensThrough(hit) / c.block * c.block}
+}
 
 // view builds a request view of blocks with the given token sizes; ids name
 // the content (equal ids, equal content).
@@ -229,11 +273,38 @@ func TestVLLMCache(t *testing.T) {
 		}
 	})
 	t.Run("an evicted middle block breaks the chain", func(t *testing.T) {
-		c := newVLLMCache(16, 1000)
-		c.serve(view(seq(1, 3), []int{160, 160, 160}), 0)
-		delete(c.m, view(seq(1, 2), []int{160, 160}).chains[1])
-		if got := c.serve(view(seq(1, 3), []int{160, 160, 160}), 1); got.Read != 160 {
+		c := newVLLMCache(16, 480)
+		c.serve(view(seq(1, 3), []int{160, 160, 160}), 0) // full: 1 2 3
+		c.serve(view(seq(1, 1), []int{160}), 1)           // 1 most recent
+		c.serve(view(seq(50, 1), []int{160}), 2)          // evicts the least recent: block 3
+		c.serve(view(seq(60, 1), []int{160}), 3)          // evicts block 2
+		if got := c.serve(view(seq(1, 3), []int{160, 160, 160}), 4); got.Read != 160 {
 			t.Fatalf("read %d, want only the first block", got.Read)
+		}
+	})
+	t.Run("same as a plain LRU of every block on random requests", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for trial := 0; trial < 50; trial++ {
+			fast, ref := newVLLMCache(16, 3000), newRefLRU(16, 3000)
+			prev := seq(1, 5)
+			for r := 0; r < 40; r++ {
+				ids := append([]int(nil), prev[:rng.IntN(len(prev)+1)]...)
+				for n := rng.IntN(6); n > 0; n-- {
+					ids = append(ids, 1000+rng.IntN(40))
+				}
+				if len(ids) == 0 {
+					ids = []int{1}
+				}
+				toks := make([]int, len(ids))
+				for i, id := range ids {
+					toks[i] = 50 + id%200
+				}
+				a, b := fast.serve(view(ids, toks), 0), ref.serve(view(ids, toks))
+				if a != b {
+					t.Fatalf("trial %d request %d: %+v, reference %+v", trial, r, a, b)
+				}
+				prev = ids
+			}
 		}
 	})
 }
