@@ -182,3 +182,25 @@ func TestDrawFigures(t *testing.T) {
 		}
 	}
 }
+
+func TestReportSeveralModels(t *testing.T) {
+	g, err := ParseGrid([]byte(strings.Replace(smallGrid, `models   = ["m1"]`, `models   = ["m1", "m2"]`, 1)), "two.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, _ := g.Cells(ExpandOptions{})
+	dir := t.TempDir()
+	if _, err := (&Sweep{Dir: dir, RunCell: fakeRun}).Run(context.Background(), cells); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := ReadRecords(dir)
+	if err := WriteReport(dir, recs, ReportOptions{Figures: fakeFigures}); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	for _, want := range []string{"## coder on m1\n", "## coder on m2\n", "| coder on m2 | 8K |", "figures/coder-m2-windows.svg", "- [coder on m1](#coder-on-m1)"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
