@@ -937,93 +937,94 @@ const (
 	pTemp
 )
 
-func (in *interp) placeOf(n node) (*place, error) {
+func (in *interp) placeOf(n node) (place, error) {
 	if err := in.tick(n.at()); err != nil {
-		return nil, err
+		return place{}, err
 	}
 	switch e := n.(type) {
 	case *varExpr:
 		i := in.lookup(e.name)
 		if i < 0 {
-			return nil, errAt(e.p, "variable not found: %s", e.name)
+			return place{}, errAt(e.p, "variable not found: %s", e.name)
 		}
-		return &place{kind: pVar, i: i, konst: in.scope[i].konst, name: e.name}, nil
+		return place{kind: pVar, i: i, konst: in.scope[i].konst, name: e.name}, nil
 	case *thisExpr:
 		if in.this == nil {
-			return nil, errAt(e.p, "'this' is only defined inside a function called as a method")
+			return place{}, errAt(e.p, "'this' is only defined inside a function called as a method")
 		}
-		return &place{kind: pThis}, nil
+		return place{kind: pThis}, nil
 	case *indexExpr:
 		parent, err := in.placeOf(e.x)
 		if err != nil {
-			return nil, err
+			return place{}, err
 		}
-		pv, err := in.mutableAt(e.p, parent)
+		pv, err := in.mutableAt(e.p, &parent)
 		if err != nil {
-			return nil, err
+			return place{}, err
 		}
 		if e.safe && pv.k == KindUnit {
-			return &place{kind: pTemp}, nil
+			return place{kind: pTemp}, nil
 		}
 		idx, err := in.eval(e.idx)
 		if err != nil {
-			return nil, err
+			return place{}, err
 		}
 		switch pv.k {
 		case KindArray:
 			if idx.k != KindInt {
-				return nil, errAt(e.p, "array index must be an integer, found %s", idx.TypeName())
+				return place{}, errAt(e.p, "array index must be an integer, found %s", idx.TypeName())
 			}
 			a := pv.arr()
 			i, ok := normIndex(idx.n, len(a.Elems))
 			if !ok {
-				return nil, boundsErr(e.p, "array index", idx.n, len(a.Elems), "elements")
+				return place{}, boundsErr(e.p, "array index", idx.n, len(a.Elems), "elements")
 			}
-			return &place{kind: pElem, arr: a, i: i, konst: parent.konst, name: parent.name}, nil
+			return place{kind: pElem, arr: a, i: i, konst: parent.konst, name: parent.name}, nil
 		case KindMap:
 			key, err := mapKey(e.p, idx)
 			if err != nil {
-				return nil, err
+				return place{}, err
 			}
-			return &place{kind: pKey, m: pv.mp(), key: key, konst: parent.konst, name: parent.name}, nil
+			return place{kind: pKey, m: pv.mp(), key: key, konst: parent.konst, name: parent.name}, nil
 		case KindString:
 			if idx.k != KindInt {
-				return nil, errAt(e.p, "string index must be an integer, found %s", idx.TypeName())
+				return place{}, errAt(e.p, "string index must be an integer, found %s", idx.TypeName())
 			}
 			n := utf8.RuneCountInString(pv.s)
 			i, ok := normIndex(idx.n, n)
 			if !ok {
-				return nil, boundsErr(e.p, "character index", idx.n, n, "characters")
+				return place{}, boundsErr(e.p, "character index", idx.n, n, "characters")
 			}
-			return &place{kind: pChar, i: i, inner: parent, konst: parent.konst, name: parent.name}, nil
+			inner := parent
+			return place{kind: pChar, i: i, inner: &inner, konst: parent.konst, name: parent.name}, nil
 		}
-		return nil, errAt(e.p, "cannot index into a value of type %s", pv.TypeName())
+		return place{}, errAt(e.p, "cannot index into a value of type %s", pv.TypeName())
 	case *propExpr:
 		parent, err := in.placeOf(e.x)
 		if err != nil {
-			return nil, err
+			return place{}, err
 		}
-		pv, err := in.mutableAt(e.p, parent)
+		pv, err := in.mutableAt(e.p, &parent)
 		if err != nil {
-			return nil, err
+			return place{}, err
 		}
 		if pv.k == KindMap {
-			return &place{kind: pKey, m: pv.mp(), key: e.name, konst: parent.konst, name: parent.name}, nil
+			return place{kind: pKey, m: pv.mp(), key: e.name, konst: parent.konst, name: parent.name}, nil
 		}
 		if e.safe && pv.k == KindUnit {
-			return &place{kind: pTemp}, nil
+			return place{kind: pTemp}, nil
 		}
 		v, err := in.property(e.p, pv, e.name)
 		if err != nil {
-			return nil, err
+			return place{}, err
 		}
-		return &place{kind: pTemp, tmp: v}, nil
+		return place{kind: pTemp, tmp: v}, nil
 	}
 	v, err := in.eval(n)
 	if err != nil {
-		return nil, err
+		return place{}, err
 	}
-	return &place{kind: pTemp, tmp: v}, nil
+	return place{kind: pTemp, tmp: v}, nil
 }
 
 // mutableAt reads a container from a place for changing inside it: shared
@@ -1124,10 +1125,11 @@ func (in *interp) evalAssign(e *assignStmt) error {
 	if err != nil {
 		return err
 	}
-	pl, err := in.placeOf(e.target)
+	pl0, err := in.placeOf(e.target)
 	if err != nil {
 		return err
 	}
+	pl := &pl0
 	if pl.kind == pTemp {
 		if _, isProp := e.target.(*propExpr); isProp {
 			return errAt(e.p, "cannot set a property on a value that is not an object map")
@@ -1299,10 +1301,11 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 		}
 		return in.callMethod(e.p, e.name, &recv, args)
 	}
-	pl, err := in.placeOf(e.recv)
+	pl0, err := in.placeOf(e.recv)
 	if err != nil {
 		return Value{}, err
 	}
+	pl := &pl0
 	recv := in.get(pl)
 	if e.safe && recv.k == KindUnit {
 		return Value{}, nil
