@@ -29,6 +29,7 @@ func Findings(wt *WorkloadTable) []string {
 	case len(flat) > 0 && len(regions) > 0:
 		add(recallFinding(wt, rm, flat, regions))
 		add(meanFinding(wt, "prefix_stability_pct", "Prefix stability", flat, regions))
+		add(breakFinding(wt, []string{flat[0], regions[0]}))
 		add(meanFinding(wt, "cache_hit_pct", "Prompt-cache hit", flat, regions))
 		add(meanFinding(wt, "waste_pct", "Token waste", flat, regions))
 		add(costFinding(wt, flat, regions))
@@ -195,6 +196,43 @@ func costFinding(wt *WorkloadTable, flat, regions []string) string {
 	}
 	out := strings.Join(parts, "; ")
 	return strings.ToUpper(out[:1]) + out[1:] + "."
+}
+
+// breakFinding says, from the per-request series at the series window, how
+// often each policy's request failed to start with the whole previous
+// request (its prompt prefix broke, so a cache could not reuse it all), and
+// where that first happened.
+func breakFinding(wt *WorkloadTable, pols []string) string {
+	if wt.SeriesWindow == 0 {
+		return ""
+	}
+	var parts []string
+	for _, p := range pols {
+		s := seriesRun(wt, p, wt.SeriesWindow)
+		if s == nil || len(s.RequestTokens) < 2 || len(s.PrefixTokens) != len(s.RequestTokens) {
+			continue
+		}
+		breaks, first := 0, 0
+		for i := 1; i < len(s.RequestTokens); i++ {
+			if s.PrefixTokens[i] < s.RequestTokens[i-1] {
+				breaks++
+				if first == 0 {
+					first = i + 1
+				}
+			}
+		}
+		share := 100 * float64(breaks) / float64(len(s.RequestTokens)-1)
+		if breaks == 0 {
+			parts = append(parts, fmt.Sprintf("`%s` never", p))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("`%s` on %.0f%% of requests, first at request %d", p, share, first))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("At %s, the prompt prefix breaks (a request does not start with the whole previous one) with %s.",
+		FormatWindow(wt.SeriesWindow), strings.Join(parts, "; "))
 }
 
 // boundFinding compares the best flat policy with the references when the
