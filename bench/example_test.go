@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ctxsim/ctxsim/bench"
+	"github.com/ctxsim/ctxsim/sim"
+	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
 // A grid names workloads, policies, models, windows and seeds; every key is
@@ -54,4 +57,32 @@ func ExampleSweep() {
 	fmt.Printf("first: ran %d; again: ran %d, skipped %d\n", first.Ran, again.Ran, again.Skipped)
 	// Output:
 	// first: ran 2; again: ran 0, skipped 2
+}
+
+// Inspect prints what a policy would send at one step: here the second
+// request of a tiny trace under the unbounded policy, whose prefix is the
+// whole first request.
+func ExampleInspect() {
+	evs := []trace.Event{
+		{Kind: trace.KindTask, ID: "task", Text: "Find why the parser drops tokens."},
+		{Kind: trace.KindAssistant, ID: "a1", T: 1, Text: "Reading parser.go.", ToolCalls: []trace.ToolCall{{ID: "c1", Name: "read_file"}}},
+		{Kind: trace.KindToolResult, ID: "r1", T: 2, Tool: "read_file", CallID: "c1", Text: strings.Repeat("func parse() {}\n", 50)},
+		{Kind: trace.KindAssistant, ID: "a2", T: 3, Text: "Found it."},
+	}
+	prof, _ := sim.LookupProfile("claude-sonnet-5.5")
+	src := sim.SliceSource(trace.Header{Schema: trace.Schema, Version: trace.Version}, evs)
+	ins, err := bench.Inspect(context.Background(), src, sim.Config{Policy: "unbounded", Model: prof, Window: 200000}, 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, b := range ins.Blocks {
+		fmt.Println(b.Index, b.Kind, b.ID)
+	}
+	fmt.Println("prefix ends at block", ins.PrefixEndsBlock)
+	// Output:
+	// 0 task task
+	// 1 assistant a1
+	// 2 tool_result r1
+	// prefix ends at block 1
 }
