@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/sim"
@@ -37,6 +40,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Uint64("seed", 1, "workload seed")
 	format := fs.String("format", "text", "output format: text or json")
 	noRefetch := fs.Bool("no-refetch", false, "do not re-issue tool calls whose results were evicted")
+	series := fs.String("series", "", "also write the per-request series (CSV) to `file`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -85,9 +89,25 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		src = s
 	}
-	res, err := sim.Run(ctx, src, sim.Config{Policy: *policy, Model: prof, Window: *window, Seed: *seed, NoRefetch: *noRefetch})
+	cfg := sim.Config{Policy: *policy, Model: prof, Window: *window, Seed: *seed, NoRefetch: *noRefetch}
+	var sw *seriesWriter
+	if *series != "" {
+		f, err := os.Create(*series)
+		if err != nil {
+			return fmt.Errorf("run: --series: %w", err)
+		}
+		defer f.Close()
+		sw = newSeriesWriter(f)
+		cfg.Series = sw
+	}
+	res, err := sim.Run(ctx, src, cfg)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
+	}
+	if sw != nil {
+		if err := sw.close(); err != nil {
+			return fmt.Errorf("run: --series %s: %w", *series, err)
+		}
 	}
 	name := res.Workload
 	if name == "" {
@@ -111,10 +131,49 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		fmt.Fprintf(stdout, "  %-26s %14s %s\n", d.Key, s, d.Unit)
 	}
+	if len(res.RecallByDepth) > 0 {
+		fmt.Fprintln(stdout, "  fact recall by depth (tokens since the fact arrived):")
+		for _, b := range res.RecallByDepth {
+			fmt.Fprintf(stdout, "    <= %-10d %3d/%-3d\n", b.UpTo, b.Hits, b.Probes)
+		}
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	return nil
+}
+
+// seriesWriter streams one CSV row per request: the per-request series of
+// the figures (request size, common prefix, cache reads, region occupancy).
+type seriesWriter struct {
+	w   *csv.Writer
+	err error
+}
+
+func newSeriesWriter(w io.Writer) *seriesWriter {
+	s := &seriesWriter{w: csv.NewWriter(w)}
+	s.err = s.w.Write([]string{"request", "time_s", "request_tokens", "stable_tokens", "cache_read_tokens", "regions"})
+	return s
+}
+
+func (s *seriesWriter) Request(r sim.RequestSample) {
+	if s.err != nil {
+		return
+	}
+	regions := make([]string, len(r.Regions))
+	for i, rt := range r.Regions {
+		regions[i] = fmt.Sprintf("%s=%d", rt.Name, rt.Tokens)
+	}
+	s.err = s.w.Write([]string{strconv.Itoa(r.Index), strconv.FormatFloat(r.Time, 'f', 3, 64), strconv.Itoa(r.RequestTokens),
+		strconv.Itoa(r.StableTokens), strconv.Itoa(r.CacheReadTokens), strings.Join(regions, ";")})
+}
+
+func (s *seriesWriter) close() error {
+	s.w.Flush()
+	if s.err != nil {
+		return s.err
+	}
+	return s.w.Error()
 }
 
 // findProfile looks a model up in the embedded table, then in the extra file.

@@ -133,3 +133,25 @@ func TestModels(t *testing.T) {
 		t.Errorf("exit %d %q", code, errs)
 	}
 }
+
+func TestRunSeries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "series.csv")
+	o := runJSON(t, "run", "--workload", "needle", "--policy", "regions:coder", "--window", "32768", "--series", path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if lines[0] != "request,time_s,request_tokens,stable_tokens,cache_read_tokens,regions" {
+		t.Errorf("header %q", lines[0])
+	}
+	if got := len(lines) - 1; float64(got) != o.Metrics.Get("requests") {
+		t.Errorf("%d rows, want one per request (%v)", got, o.Metrics.Get("requests"))
+	}
+	if !strings.Contains(lines[len(lines)-1], "conversation=") {
+		t.Errorf("last row %q has no region occupancy", lines[len(lines)-1])
+	}
+	if _, errs, code := runCmd(t, "run", "--workload", "needle", "--policy", "flat", "--series", "/nonexistent/dir/s.csv"); code != 1 || !strings.Contains(errs, "--series") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
@@ -55,44 +56,61 @@ func Generate(p Params) (trace.Header, []trace.Event, error) {
 		source  string
 		refetch *trace.ToolCall
 	}
-	var facts []planted
-	// Walk from the deepest point to the probes: remaining = tokens still to
-	// come before the probes; plant a fact when remaining crosses a depth.
-	remaining := maxDepth + p.TurnTokens
-	pending := append([]int(nil), p.Depths...)
-	turn := 0
-	for remaining > 0 {
-		turn++
+	// Lay out the turns first, then plant each fact in the turn whose
+	// following content is closest to the wanted depth.
+	var sizes []int // bytes of each turn's tool result
+	for total := 0; total < (maxDepth+p.TurnTokens)*4; {
 		size := int(float64(p.TurnTokens*4) * (0.5 + rng.Float64()))
-		var fact *trace.Fact
-		for i, d := range pending {
-			if d >= remaining-size/4 {
-				f := trace.Fact{ID: fmt.Sprintf("f%d", len(facts)+1), Text: fmt.Sprintf("setting_%d = %08x", len(facts)+1, rng.Uint32())}
-				fact = &f
-				pending = append(pending[:i], pending[i+1:]...)
-				break
+		sizes = append(sizes, size)
+		total += size
+	}
+	after := make([]int, len(sizes)) // tokens after turn i's result
+	for i := len(sizes) - 2; i >= 0; i-- {
+		after[i] = after[i+1] + sizes[i+1]/4
+	}
+	plantAt := map[int]int{} // turn -> index into depths
+	depths := append([]int(nil), p.Depths...)
+	sort.Sort(sort.Reverse(sort.IntSlice(depths)))
+	for di, d := range depths {
+		best := -1
+		for i := range sizes {
+			if _, taken := plantAt[i]; taken {
+				continue
+			}
+			if best < 0 || abs(after[i]-d) < abs(after[best]-d) {
+				best = i
 			}
 		}
-		t += 2 + rng.Float64()*3
-		if fact != nil && len(facts)%2 == 1 {
-			// The user states the fact.
-			uid := next()
-			add(trace.Event{Kind: trace.KindUser, ID: uid, Text: "Note: " + fact.Text + ". Keep it in mind.", Facts: []trace.Fact{*fact}})
-			facts = append(facts, planted{fact: *fact, source: uid})
-			fact = nil
+		if best < 0 {
+			return trace.Header{}, nil, fmt.Errorf("needle: %d depths need more turns than %d", len(depths), len(sizes))
 		}
-		call := trace.ToolCall{ID: fmt.Sprintf("c%d", turn), Name: "read_file", Args: json.RawMessage(fmt.Sprintf(`{"path":"src/file%d.go"}`, turn))}
-		add(trace.Event{Kind: trace.KindAssistant, ID: next(), Text: fmt.Sprintf("Reading src/file%d.go.", turn), ToolCalls: []trace.ToolCall{call}, OutputTokens: 40})
+		plantAt[best] = di
+	}
+	var facts []planted
+	for turn, size := range sizes {
+		t += 2 + rng.Float64()*3
+		call := trace.ToolCall{ID: fmt.Sprintf("c%d", turn+1), Name: "read_file", Args: json.RawMessage(fmt.Sprintf(`{"path":"src/file%d.go"}`, turn+1))}
+		add(trace.Event{Kind: trace.KindAssistant, ID: next(), Text: fmt.Sprintf("Reading src/file%d.go.", turn+1), ToolCalls: []trace.ToolCall{call}, OutputTokens: 40})
 		t += 0.2 + rng.Float64()
-		ev := trace.Event{Kind: trace.KindToolResult, ID: next(), Tool: "read_file", CallID: call.ID, Size: size, Latency: 0}
-		if fact != nil {
-			ev.Facts = []trace.Fact{*fact}
+		ev := trace.Event{Kind: trace.KindToolResult, ID: next(), Tool: "read_file", CallID: call.ID, Size: size}
+		_, plant := plantAt[turn]
+		var fact trace.Fact
+		if plant {
+			fact = trace.Fact{ID: fmt.Sprintf("f%d", len(facts)+1), Text: fmt.Sprintf("setting_%d = %08x", len(facts)+1, rng.Uint32())}
+		}
+		if plant && len(facts)%2 == 0 {
+			ev.Facts = []trace.Fact{fact}
 			re := call
 			re.ID = call.ID + "-again"
-			facts = append(facts, planted{fact: *fact, source: ev.ID, refetch: &re})
+			facts = append(facts, planted{fact: fact, source: ev.ID, refetch: &re})
 		}
 		add(ev)
-		remaining -= size / 4
+		if plant && len(ev.Facts) == 0 {
+			// The user states the fact, right after this turn's result.
+			uid := next()
+			add(trace.Event{Kind: trace.KindUser, ID: uid, Text: "Note: " + fact.Text + ". Keep it in mind.", Facts: []trace.Fact{fact}})
+			facts = append(facts, planted{fact: fact, source: uid})
+		}
 	}
 	// Shallowest first, so that a refetch of a deep fact cannot push a
 	// shallow one out before it is asked for.
@@ -108,4 +126,11 @@ func Generate(p Params) (trace.Header, []trace.Event, error) {
 		}
 	}
 	return h, evs, nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

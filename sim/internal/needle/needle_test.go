@@ -2,6 +2,7 @@ package needle
 
 import (
 	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -43,6 +44,29 @@ func TestGenerate(t *testing.T) {
 	}
 	if lastContent > firstProbe {
 		t.Errorf("content after the first probe")
+	}
+	// Each fact sits at about its depth: the content after it, within one
+	// turn's size of the wanted depth.
+	var got []int
+	for i, ev := range evs {
+		if len(ev.Facts) == 0 {
+			continue
+		}
+		after := 0
+		for _, later := range evs[i+1:] {
+			if later.Kind == trace.KindProbe {
+				break
+			}
+			after += later.Bytes()
+		}
+		got = append(got, after/4)
+	}
+	want := append([]int(nil), p.Depths...)
+	sort.Sort(sort.Reverse(sort.IntSlice(want)))
+	for i := range want {
+		if i < len(got) && (got[i] < want[i]-p.TurnTokens || got[i] > want[i]+p.TurnTokens) {
+			t.Errorf("fact %d at depth %d, want %d ± %d", i+1, got[i], want[i], p.TurnTokens)
+		}
 	}
 	// Same seed, same trace; another seed, another.
 	_, again, _ := Generate(p)
