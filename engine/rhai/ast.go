@@ -38,7 +38,7 @@ type (
 	}
 	binaryExpr struct {
 		p    Pos
-		op   string
+		op   opCode
 		l, r node
 	}
 	rangeExpr struct {
@@ -122,7 +122,7 @@ type (
 	assignStmt struct {
 		p      Pos
 		target node
-		op     string // "=" or the binary operator of a compound assignment
+		op     opCode // opAssign, or the binary operator of a compound assignment
 		val    node
 	}
 	returnStmt struct {
@@ -297,3 +297,45 @@ var pureMethods = map[string]bool{
 	"reduce_rev": true, "some": true, "all": true, "find": true, "extract": true, "abs": true,
 	"is_odd": true, "is_even": true, "floor": true, "ceiling": true, "round": true,
 }
+
+// opCode is a binary operator, resolved once at parse time so evaluation
+// switches on a byte, not a string.
+type opCode uint8
+
+const (
+	opAdd opCode = iota
+	opSub
+	opMul
+	opDiv
+	opMod
+	opPow
+	opShl
+	opShr
+	opBitAnd
+	opBitOr
+	opXor
+	opEq
+	opNe
+	opLt
+	opLe
+	opGt
+	opGe
+	opAnd
+	opOr
+	opCoalesce
+	opIn
+	opNotIn
+	opAssign
+)
+
+var opNames = [...]string{"+", "-", "*", "/", "%", "**", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "??", "in", "!in", "="}
+
+func (o opCode) String() string { return opNames[o] }
+
+var opCodes = func() map[string]opCode {
+	m := make(map[string]opCode, len(opNames))
+	for i, n := range opNames {
+		m[n] = opCode(i)
+	}
+	return m
+}()

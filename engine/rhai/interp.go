@@ -419,25 +419,7 @@ func (in *interp) eval(n node) (Value, error) {
 	case *forExpr:
 		return in.evalFor(e)
 	case *tryExpr:
-		base := len(in.scope)
-		v, err := in.evalBlock(e.body)
-		if err == nil {
-			return v, nil
-		}
-		re, ok := err.(*Error)
-		if !ok || re.Limit != "" {
-			return Value{}, err // control flow, and sandbox limits, cannot be caught
-		}
-		in.truncate(base)
-		caught := String(re.Msg)
-		if re.Thrown != nil {
-			caught = *re.Thrown
-		}
-		if e.errVar != "" {
-			in.push(e.errVar, caught, false)
-			defer in.truncate(base)
-		}
-		return in.evalBlock(e.catch)
+		return in.evalTry(e)
 	case *letStmt:
 		var v Value
 		if e.init != nil {
@@ -483,6 +465,29 @@ func (in *interp) eval(n node) (Value, error) {
 		return Value{}, &Error{Pos: e.p, Msg: "runtime error: " + v.String(), Thrown: &v}
 	}
 	return Value{}, errAt(n.at(), "internal error: unknown syntax node %T", n)
+}
+
+// evalTry is kept out of eval: a defer there would tax every evaluation.
+func (in *interp) evalTry(e *tryExpr) (Value, error) {
+	base := len(in.scope)
+	v, err := in.evalBlock(e.body)
+	if err == nil {
+		return v, nil
+	}
+	re, ok := err.(*Error)
+	if !ok || re.Limit != "" {
+		return Value{}, err // control flow, and sandbox limits, cannot be caught
+	}
+	in.truncate(base)
+	caught := String(re.Msg)
+	if re.Thrown != nil {
+		caught = *re.Thrown
+	}
+	if e.errVar != "" {
+		in.push(e.errVar, caught, false)
+		defer in.truncate(base)
+	}
+	return in.evalBlock(e.catch)
 }
 
 func (in *interp) cond(n node) (bool, error) {
@@ -672,7 +677,7 @@ func (in *interp) evalSwitch(e *switchExpr) (Value, error) {
 
 func (in *interp) evalBinary(e *binaryExpr) (Value, error) {
 	switch e.op {
-	case "&&", "||":
+	case opAnd, opOr:
 		l, err := in.eval(e.l)
 		if err != nil {
 			return Value{}, err
@@ -680,7 +685,7 @@ func (in *interp) evalBinary(e *binaryExpr) (Value, error) {
 		if l.k != KindBool {
 			return Value{}, errAt(e.p, "'%s' expects booleans, found %s", e.op, l.TypeName())
 		}
-		if (e.op == "&&") != (l.n != 0) {
+		if (e.op == opAnd) != (l.n != 0) {
 			return l, nil
 		}
 		r, err := in.eval(e.r)
@@ -691,7 +696,7 @@ func (in *interp) evalBinary(e *binaryExpr) (Value, error) {
 			return Value{}, errAt(e.p, "'%s' expects booleans, found %s", e.op, r.TypeName())
 		}
 		return r, nil
-	case "??":
+	case opCoalesce:
 		l, err := in.eval(e.l)
 		if err != nil || l.k != KindUnit {
 			return l, err
@@ -707,17 +712,17 @@ func (in *interp) evalBinary(e *binaryExpr) (Value, error) {
 		return Value{}, err
 	}
 	switch e.op {
-	case "in":
+	case opIn:
 		return in.contains(e.p, r, l)
-	case "!in":
+	case opNotIn:
 		v, err := in.contains(e.p, r, l)
 		return Bool(err == nil && v.n == 0), err
 	}
-	if (e.op == "==" || e.op == "!=") && (l.k == KindArray || l.k == KindMap) {
+	if (e.op == opEq || e.op == opNe) && (l.k == KindArray || l.k == KindMap) {
 		eq, err := in.equal(e.p, l, r)
-		return Bool(eq == (e.op == "==")), err
+		return Bool(eq == (e.op == opEq)), err
 	}
-	if e.op == "+" && (l.k == KindString) != (r.k == KindString) {
+	if e.op == opAdd && (l.k == KindString) != (r.k == KindString) {
 		// Anything + string (or the reverse) is string building.
 		ls, err := in.text(e.p, l, false)
 		if err != nil {
@@ -1135,20 +1140,20 @@ func (in *interp) evalAssign(e *assignStmt) error {
 			return errAt(e.p, "cannot set a property on a value that is not an object map")
 		}
 	}
-	if e.op == "=" {
+	if e.op == opAssign {
 		return in.set(e.p, pl, val)
 	}
 	if pl.konst {
 		return errAt(e.p, "cannot modify constant %s", pl.name)
 	}
 	cur := in.get(pl)
-	if e.op == "+" && (cur.k == KindArray || cur.k == KindMap) {
+	if e.op == opAdd && (cur.k == KindArray || cur.k == KindMap) {
 		if cur, err = in.mutableAt(e.p, pl); err != nil {
 			return err
 		}
 	}
 	// Arrays and maps grow in place: `a += x` pushes, `m += other` mixes in.
-	if e.op == "+" && cur.k == KindArray {
+	if e.op == opAdd && cur.k == KindArray {
 		a := cur.arr()
 		if val.k == KindArray {
 			if err := in.checkArray(e.p, len(a.Elems)+len(val.arr().Elems)); err != nil {
@@ -1163,21 +1168,21 @@ func (in *interp) evalAssign(e *assignStmt) error {
 		}
 		return nil
 	}
-	if e.op == "+" && cur.k == KindMap && val.k == KindMap {
+	if e.op == opAdd && cur.k == KindMap && val.k == KindMap {
 		m := cur.mp()
 		for k, v := range val.mp().M {
 			m.M[k] = v
 		}
 		return in.checkMap(e.p, len(m.M))
 	}
-	if e.op == "+" && cur.k != KindString && val.k == KindString && cur.k != KindArray && cur.k != KindMap {
+	if e.op == opAdd && cur.k != KindString && val.k == KindString && cur.k != KindArray && cur.k != KindMap {
 		t, err := in.text(e.p, cur, false)
 		if err != nil {
 			return err
 		}
 		cur = String(t)
 	}
-	if e.op == "+" && cur.k == KindString {
+	if e.op == opAdd && cur.k == KindString {
 		// Building a string with += in a loop is the commonest render
 		// pattern; appending in place keeps it linear instead of quadratic.
 		add, err := in.text(e.p, val, false)
@@ -1264,7 +1269,12 @@ func (in *interp) evalCall(e *callExpr) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	defer in.releaseArgs(base)
+	v, err := in.dispatchCall(e, args)
+	in.releaseArgs(base)
+	return v, err
+}
+
+func (in *interp) dispatchCall(e *callExpr, args []Value) (Value, error) {
 	if f := in.s.findFn(e.name, len(args)); f != nil {
 		return in.callScript(e.p, f, args, nil)
 	}
@@ -1293,20 +1303,21 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		defer in.releaseArgs(base)
 		if !pure {
-			if recv, err = in.mutable(e.p, recv); err != nil {
-				return Value{}, err
-			}
+			recv, err = in.mutable(e.p, recv)
 		}
-		return in.callMethod(e.p, e.name, &recv, args)
+		var v Value
+		if err == nil {
+			v, err = in.callMethod(e.p, e.name, &recv, args)
+		}
+		in.releaseArgs(base)
+		return v, err
 	}
-	pl0, err := in.placeOf(e.recv)
+	pl, err := in.placeOf(e.recv)
 	if err != nil {
 		return Value{}, err
 	}
-	pl := &pl0
-	recv := in.get(pl)
+	recv := in.get(&pl)
 	if e.safe && recv.k == KindUnit {
 		return Value{}, nil
 	}
@@ -1314,7 +1325,13 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	defer in.releaseArgs(base)
+	v, err := in.methodOnPlace(e, &pl, recv, args)
+	in.releaseArgs(base)
+	return v, err
+}
+
+// methodOnPlace calls a method that may change its receiver, stored at pl.
+func (in *interp) methodOnPlace(e *methodExpr, pl *place, recv Value, args []Value) (Value, error) {
 	if pl.konst {
 		// A constant may be read by any method but changed by none: run
 		// the method on a copy and refuse if the copy changed.
@@ -1334,6 +1351,7 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 		return res, nil
 	}
 	if recv.isShared() {
+		var err error
 		if recv, err = in.mutableAt(e.p, pl); err != nil {
 			return Value{}, err
 		}
@@ -1563,7 +1581,7 @@ func unaryOp(p Pos, op string, v Value) (Value, error) {
 	return Value{}, errAt(p, "operator '%s' is not defined for %s", op, v.TypeName())
 }
 
-func binaryOp(p Pos, op string, l, r Value) (Value, error) {
+func binaryOp(p Pos, op opCode, l, r Value) (Value, error) {
 	if l.k == KindInt && r.k == KindInt {
 		return intOp(p, op, l.n, r.n)
 	}
@@ -1571,17 +1589,17 @@ func binaryOp(p Pos, op string, l, r Value) (Value, error) {
 		return floatOp(p, op, toF(l), toF(r))
 	}
 	switch op {
-	case "==":
+	case opEq:
 		return Bool(Equal(l, r)), nil
-	case "!=":
+	case opNe:
 		return Bool(!Equal(l, r)), nil
-	case "<", "<=", ">", ">=":
+	case opLt, opLe, opGt, opGe:
 		c, ok := compare(l, r)
 		if !ok {
 			return Bool(false), nil // Rhai: comparing unrelated types is false
 		}
 		return Bool(cmpResult(op, c)), nil
-	case "+":
+	case opAdd:
 		switch {
 		case l.k == KindString && r.k == KindString:
 			return String(l.s + r.s), nil
@@ -1603,17 +1621,17 @@ func binaryOp(p Pos, op string, l, r Value) (Value, error) {
 			}
 			return NewMap(m), nil
 		}
-	case "-":
+	case opSub:
 		if l.k == KindString && (r.k == KindString || r.k == KindChar) {
 			return String(strings.ReplaceAll(l.s, r.String(), "")), nil
 		}
-	case "&", "|", "^":
+	case opBitAnd, opBitOr, opXor:
 		if l.k == KindBool && r.k == KindBool {
 			a, b := l.n != 0, r.n != 0
 			switch op {
-			case "&":
+			case opBitAnd:
 				return Bool(a && b), nil
-			case "|":
+			case opBitOr:
 				return Bool(a || b), nil
 			}
 			return Bool(a != b), nil
@@ -1629,13 +1647,13 @@ func toF(v Value) float64 {
 	return v.float()
 }
 
-func cmpResult(op string, c int) bool {
+func cmpResult(op opCode, c int) bool {
 	switch op {
-	case "<":
+	case opLt:
 		return c < 0
-	case "<=":
+	case opLe:
 		return c <= 0
-	case ">":
+	case opGt:
 		return c > 0
 	}
 	return c >= 0
@@ -1667,21 +1685,21 @@ func cmp3(lt, gt bool) int {
 	return 0
 }
 
-func intOp(p Pos, op string, a, b int64) (Value, error) {
+func intOp(p Pos, op opCode, a, b int64) (Value, error) {
 	switch op {
-	case "+":
+	case opAdd:
 		s := a + b
 		if (s > a) != (b > 0) {
 			return Value{}, errAt(p, "addition overflow: %d + %d", a, b)
 		}
 		return Int(s), nil
-	case "-":
+	case opSub:
 		s := a - b
 		if (s < a) != (b > 0) {
 			return Value{}, errAt(p, "subtraction overflow: %d - %d", a, b)
 		}
 		return Int(s), nil
-	case "*":
+	case opMul:
 		if a == 0 || b == 0 {
 			return Int(0), nil
 		}
@@ -1690,7 +1708,7 @@ func intOp(p Pos, op string, a, b int64) (Value, error) {
 			return Value{}, errAt(p, "multiplication overflow: %d * %d", a, b)
 		}
 		return Int(s), nil
-	case "/":
+	case opDiv:
 		if b == 0 {
 			return Value{}, errAt(p, "division by zero: %d / %d", a, b)
 		}
@@ -1698,7 +1716,7 @@ func intOp(p Pos, op string, a, b int64) (Value, error) {
 			return Value{}, errAt(p, "division overflow: %d / %d", a, b)
 		}
 		return Int(a / b), nil
-	case "%":
+	case opMod:
 		if b == 0 {
 			return Value{}, errAt(p, "modulo division by zero: %d %% %d", a, b)
 		}
@@ -1706,7 +1724,7 @@ func intOp(p Pos, op string, a, b int64) (Value, error) {
 			return Int(0), nil
 		}
 		return Int(a % b), nil
-	case "**":
+	case opPow:
 		if b < 0 {
 			return Value{}, errAt(p, "integer raised to a negative power: %d ** %d", a, b)
 		}
@@ -1729,8 +1747,8 @@ func intOp(p Pos, op string, a, b int64) (Value, error) {
 			}
 		}
 		return Int(res), nil
-	case "<<", ">>":
-		if op == "<<" && b < 0 || op == ">>" && b >= 0 {
+	case opShl, opShr:
+		if op == opShl && b < 0 || op == opShr && b >= 0 {
 			if b < 0 {
 				b = -b
 			}
@@ -1746,42 +1764,42 @@ func intOp(p Pos, op string, a, b int64) (Value, error) {
 			return Value{}, errAt(p, "shift by too many bits: %d %s %d", a, op, b)
 		}
 		return Int(a << uint(b)), nil
-	case "&":
+	case opBitAnd:
 		return Int(a & b), nil
-	case "|":
+	case opBitOr:
 		return Int(a | b), nil
-	case "^":
+	case opXor:
 		return Int(a ^ b), nil
-	case "==":
+	case opEq:
 		return Bool(a == b), nil
-	case "!=":
+	case opNe:
 		return Bool(a != b), nil
-	case "<", "<=", ">", ">=":
+	case opLt, opLe, opGt, opGe:
 		return Bool(cmpResult(op, cmp3(a < b, a > b))), nil
 	}
 	return Value{}, errAt(p, "operator '%s' is not defined for i64 and i64", op)
 }
 
-func floatOp(p Pos, op string, a, b float64) (Value, error) {
+func floatOp(p Pos, op opCode, a, b float64) (Value, error) {
 	switch op {
-	case "+":
+	case opAdd:
 		return Float(a + b), nil
-	case "-":
+	case opSub:
 		return Float(a - b), nil
-	case "*":
+	case opMul:
 		return Float(a * b), nil
-	case "/":
+	case opDiv:
 		// As in Rhai, float division follows IEEE 754: x / 0.0 is ±inf, not an error.
 		return Float(a / b), nil
-	case "%":
+	case opMod:
 		return Float(math.Mod(a, b)), nil
-	case "**":
+	case opPow:
 		return Float(math.Pow(a, b)), nil
-	case "==":
+	case opEq:
 		return Bool(a == b), nil
-	case "!=":
+	case opNe:
 		return Bool(a != b), nil
-	case "<", "<=", ">", ">=":
+	case opLt, opLe, opGt, opGe:
 		return Bool(cmpResult(op, cmp3(a < b, a > b))), nil
 	}
 	return Value{}, errAt(p, "operator '%s' is not defined for numbers", op)

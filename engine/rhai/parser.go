@@ -302,9 +302,9 @@ func (p *parser) parseStmt() (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &assignStmt{p: op.pos, target: x, op: "=", val: val}
+		s := &assignStmt{p: op.pos, target: x, op: opAssign, val: val}
 		if op.text != "=" {
-			s.op = compoundOps[op.text]
+			s.op = opCodes[compoundOps[op.text]]
 		}
 		return s, nil
 	}
@@ -358,7 +358,7 @@ func (p *parser) parseBinary(minPrec int) (node, error) {
 		case "..", "..=":
 			lhs = &rangeExpr{p: t.pos, l: lhs, r: rhs, incl: t.text == "..="}
 		default:
-			lhs = &binaryExpr{p: t.pos, op: t.text, l: lhs, r: rhs}
+			lhs = &binaryExpr{p: t.pos, op: opCodes[t.text], l: lhs, r: rhs}
 		}
 	}
 }
