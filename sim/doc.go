@@ -52,9 +52,10 @@
 //     The engine counts tokens as the reference runtime does (bytes/4); the
 //     simulator measures its requests with the profile's tokenizer. Elided
 //     content reaches the engine as a stand-in of the same size with its
-//     facts verbatim in the middle. The trace's system prompt goes into the
-//     blueprint's first pinned region; a blueprint that takes no task gets the
-//     task as the first user message (with a warning).
+//     facts verbatim in the middle. The trace's system prompt (and tool
+//     schemas) is sent ahead of the regions, and the engine gets the rest of
+//     the window; a blueprint that takes no task gets the task as the first
+//     user message (with a warning).
 //   - as-recorded: the recorded agent's own requests (usage.request), or its
 //     messages with its recorded compactions applied.
 //   - unbounded: never evicts. clairvoyant: Bélády at the same window (evict

@@ -94,10 +94,20 @@ func checkMetrics(t *testing.T, m Metrics, want map[string]float64) {
 	}
 }
 
-// recorder is a SeriesSink that keeps the samples.
-type recorder struct{ s []RequestSample }
+// recorder is a SeriesSink that keeps the samples, and the first block of
+// the last request.
+type recorder struct {
+	s    []RequestSample
+	last *Block
+}
 
-func (r *recorder) Request(s RequestSample) { r.s = append(r.s, s) }
+func (r *recorder) Request(s RequestSample) {
+	r.s = append(r.s, s)
+	r.last = nil
+	if s.Request != nil && len(s.Request.Blocks) > 0 {
+		r.last = s.Request.Blocks[0]
+	}
+}
 
 func ids(req *Request) string {
 	var out []string

@@ -31,13 +31,12 @@ type regionPolicy struct {
 	opt  engine.Options
 	ctx  *engine.Context
 	err  error
-	sys  []string // system texts seen before the engine started
+	sys  []*Block // the trace's system prompt and tool schemas, sent ahead of the regions
 	task string
 
 	callEvent map[string]string // tool call id -> tool_result event id
 	refetched map[string]bool   // call ids of refetch calls
 	kinds     map[string]engine.Kind
-	firstPin  string
 
 	cache  map[uint64]*Block // converted engine blocks by content key
 	prev   []*Block
@@ -108,6 +107,12 @@ func (p *regionPolicy) start() bool {
 	}
 	opt := p.opt
 	opt.Task = p.task
+	// The trace's system prompt is sent ahead of the regions, as tool
+	// schemas and a base prompt would be: the engine gets the rest of the
+	// window (counted its way, bytes/4).
+	for _, b := range p.sys {
+		opt.Window -= (len(b.Text) + 3) / 4
+	}
 	c, err := engine.New(p.bp, opt)
 	if errors.Is(err, engine.ErrTaskNotAccepted) {
 		opt.Task = ""
@@ -125,14 +130,7 @@ func (p *regionPolicy) start() bool {
 	p.ctx = c
 	for _, u := range c.Occupancy() {
 		p.kinds[u.Name] = u.Kind
-		if u.Kind == engine.KindPinned && p.firstPin == "" {
-			p.firstPin = u.Name
-		}
 	}
-	for _, s := range p.sys {
-		p.addSystem(s)
-	}
-	p.sys = nil
 	return true
 }
 
@@ -140,14 +138,6 @@ func (p *regionPolicy) check(what string, err error) {
 	if err != nil {
 		p.warn("%s: %v", what, err)
 	}
-}
-
-func (p *regionPolicy) addSystem(text string) {
-	if p.firstPin == "" {
-		p.warn("blueprint %s has no pinned region: the trace's system prompt is not carried", p.bp.Name)
-		return
-	}
-	p.check("system prompt", p.ctx.Write(p.firstPin, text))
 }
 
 // content is an event's text, or for elided content a stand-in of the same
@@ -181,11 +171,10 @@ const fillerByte = "~"
 func (p *regionPolicy) observe(ev *trace.Event) {
 	switch ev.Kind {
 	case trace.KindSystem:
-		if p.ctx == nil {
-			p.sys = append(p.sys, content(ev))
-			return
+		if p.ctx != nil {
+			p.warn("system prompt after the first turn: sent ahead of the regions, but the engine's window was set without it")
 		}
-		p.addSystem(content(ev))
+		p.sys = append(p.sys, p.env.newBlock(BlockSystem, ev.ID, content(ev), 0, ev.Facts))
 	case trace.KindTask:
 		if p.ctx == nil && p.task == "" {
 			p.task = content(ev)
@@ -333,6 +322,8 @@ func (p *regionPolicy) request() *Request {
 			p.req.Marks = append(p.req.Marks, CacheMark{Index: len(p.req.Blocks) - 1, TTL: "5m"})
 		}
 	}
+	p.req.Blocks = append(p.req.Blocks, p.sys...)
+	k = min(len(p.sys), len(p.prev))
 	sysMarks := 0
 	for i := range er.System {
 		add(&er.System[i], er.System[i].Breakpoint)

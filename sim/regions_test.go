@@ -68,7 +68,7 @@ func TestRegionsRouting(t *testing.T) {
 		t.Fatal(err)
 	}
 	fact := trace.Fact{ID: "f", Text: "port = 8443"}
-	b := (&tb{}).task("t", 20).call("a1", "c1", 5).result("r1", "c1", 100, fact).probe("p", fact, "r1", true).asst("a2", 5, 5)
+	b := (&tb{}).system("s", 50).task("t", 20).call("a1", "c1", 5).result("r1", "c1", 100, fact).probe("p", fact, "r1", true).asst("a2", 5, 5)
 	rec := &recorder{}
 	res, err := Run(context.Background(), SliceSource(trace.Header{Schema: trace.Schema, Version: 1}, b.evs),
 		Config{Policy: "regions:" + path, Model: testProfile("none"), Window: 32768, Series: rec})
@@ -78,6 +78,10 @@ func TestRegionsRouting(t *testing.T) {
 	checkMetrics(t, res.Metrics, map[string]float64{"requests": 2, "fact_recall_pct": 100, "task_retained_pct": 100})
 	if len(rec.s) != 2 || len(rec.s[1].Regions) == 0 {
 		t.Fatalf("samples %+v", rec.s)
+	}
+	// The trace's system prompt goes ahead of the regions, in no region.
+	if sys := rec.last; sys == nil || sys.Kind != BlockSystem || sys.ID != "s" || sys.Region != "" {
+		t.Errorf("first block %+v, want the trace's system prompt", sys)
 	}
 	names := []string{}
 	for _, r := range rec.s[1].Regions {
