@@ -68,6 +68,11 @@ type (
 		name string
 		args []node
 		safe bool
+		// Resolved after parsing: the script function a call with these
+		// arguments reaches (nil: a builtin), and whether the method is a
+		// builtin known not to change its receiver.
+		fn   *fnDef
+		pure bool
 	}
 	closureExpr struct {
 		p   Pos

@@ -157,7 +157,7 @@ func validIdent(s string) bool {
 func (in *interp) builtinMethod(p Pos, name string, recv *Value, args []Value) (Value, bool, error) {
 	// Methods that walk their receiver pay for its size; constant-time ones
 	// (and map lookups) do not, so push in a loop stays linear.
-	if (recv.k == KindString || recv.k == KindArray) && !constantTime[name] {
+	if (recv.k == KindString && len(recv.s) >= 4096 || recv.k == KindArray && len(recv.arr().Elems) >= 32) && !constantTime[name] {
 		if err := in.charge(p, sizeCost(*recv)); err != nil {
 			return Value{}, true, err
 		}

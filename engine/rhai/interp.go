@@ -1290,7 +1290,7 @@ func (in *interp) dispatchCall(e *callExpr, args []Value) (Value, error) {
 func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 	// A method known not to change its receiver reads it as a value; others
 	// work on the receiver's place, so that a.push(x) changes a.
-	pure := pureMethods[e.name] && len(in.s.fns[e.name]) == 0
+	pure := e.pure
 	if pure || !isPlace(e.recv) {
 		recv, err := in.eval(e.recv)
 		if err != nil {
@@ -1308,7 +1308,7 @@ func (in *interp) evalMethod(e *methodExpr) (Value, error) {
 		}
 		var v Value
 		if err == nil {
-			v, err = in.callMethod(e.p, e.name, &recv, args)
+			v, err = in.callMethodFn(e.p, e.name, e.fn, &recv, args)
 		}
 		in.releaseArgs(base)
 		return v, err
@@ -1337,7 +1337,7 @@ func (in *interp) methodOnPlace(e *methodExpr, pl *place, recv Value, args []Val
 		// the method on a copy and refuse if the copy changed.
 		before := recv.share()
 		work := before.unshared()
-		res, err := in.callMethod(e.p, e.name, &work, args)
+		res, err := in.callMethodFn(e.p, e.name, e.fn, &work, args)
 		if err != nil {
 			return Value{}, err
 		}
@@ -1357,7 +1357,7 @@ func (in *interp) methodOnPlace(e *methodExpr, pl *place, recv Value, args []Val
 		}
 	}
 	before := recv
-	res, err := in.callMethod(e.p, e.name, &recv, args)
+	res, err := in.callMethodFn(e.p, e.name, e.fn, &recv, args)
 	if err != nil {
 		return Value{}, err
 	}
@@ -1369,10 +1369,11 @@ func (in *interp) methodOnPlace(e *methodExpr, pl *place, recv Value, args []Val
 	return res, nil
 }
 
-// callMethod dispatches recv.name(args): script functions (with this bound),
-// function pointers and map-held closures, then the builtin methods.
-func (in *interp) callMethod(p Pos, name string, recv *Value, args []Value) (Value, error) {
-	if f := in.s.findFn(name, len(args)); f != nil {
+// callMethodFn dispatches recv.name(args): the script function f (looked up
+// at compile time; this bound to recv), function pointers and map-held
+// closures, then the builtin methods.
+func (in *interp) callMethodFn(p Pos, name string, f *fnDef, recv *Value, args []Value) (Value, error) {
+	if f != nil {
 		r := *recv
 		v, err := in.callScript(p, f, args, &r)
 		*recv = r

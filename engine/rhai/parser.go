@@ -15,6 +15,7 @@ type parser struct {
 	inFn     bool
 	loops    int // loop nesting, for break/continue checks
 	closures int
+	methods  *[]*methodExpr // every method call, resolved once all fns are known
 }
 
 // binary operator precedences, as in Rhai's tokenizer.
@@ -420,7 +421,9 @@ func (p *parser) parsePostfix(x node) (node, error) {
 				if err != nil {
 					return nil, err
 				}
-				x = &methodExpr{p: nt.pos, recv: x, name: nt.text, args: args, safe: t.text == "?."}
+				m := &methodExpr{p: nt.pos, recv: x, name: nt.text, args: args, safe: t.text == "?."}
+				*p.methods = append(*p.methods, m)
+				x = m
 			} else {
 				x = &propExpr{p: nt.pos, x: x, name: nt.text, safe: t.text == "?."}
 			}
@@ -938,7 +941,7 @@ func (p *parser) parseInterp(t token) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		sub := &parser{toks: toks, depth: p.depth, maxDepth: p.maxDepth, fns: p.fns, inFn: true, loops: 0, closures: p.closures}
+		sub := &parser{toks: toks, depth: p.depth, maxDepth: p.maxDepth, fns: p.fns, inFn: true, loops: 0, closures: p.closures, methods: p.methods}
 		b := &blockExpr{p: part.pos}
 		for sub.peek().kind != tEOF {
 			s, err := sub.parseStmt()

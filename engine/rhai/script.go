@@ -108,10 +108,16 @@ func Compile(name string, src []byte, lim Limits) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks, maxDepth: lim.MaxExprDepth, fns: map[string][]*fnDef{}}
+	var methods []*methodExpr
+	p := &parser{toks: toks, maxDepth: lim.MaxExprDepth, fns: map[string][]*fnDef{}, methods: &methods}
 	top, err := p.parseProgram()
 	if err != nil {
 		return nil, err
+	}
+	sc := &Script{fns: p.fns}
+	for _, m := range methods {
+		m.fn = sc.findFn(m.name, len(m.args))
+		m.pure = pureMethods[m.name] && len(p.fns[m.name]) == 0
 	}
 	return &Script{fns: p.fns, top: top, lim: lim, name: name}, nil
 }
