@@ -771,3 +771,28 @@ t = { kind = "custom", script = "temporary.rhai", max_tokens = 19000 }
 		t.Fatalf("window over its size: %d", c.Tokens())
 	}
 }
+
+// TestBrainScriptIsTheSeeds: testdata/brain.rhai is seed 001's "A complete
+// region" script, byte for byte, so the tests above run it unchanged.
+func TestBrainScriptIsTheSeeds(t *testing.T) {
+	seeds, err := filepath.Glob("../../../shared/seeds/001_*.txt")
+	if err != nil || len(seeds) != 1 {
+		t.Skipf("seed 001 not found beside the repository (%v)", err)
+	}
+	doc, err := os.ReadFile(seeds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```rhai\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("seed 001 has no rhai block")
+	}
+	ours, err := os.ReadFile(filepath.Join("testdata", "brain.rhai"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ours) != block {
+		t.Fatal("testdata/brain.rhai differs from seed 001's script")
+	}
+}
