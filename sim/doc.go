@@ -40,6 +40,9 @@
 //     Anthropic's server compaction is threshold=150000), keeping the last
 //     keep=3 messages (MemGPT's keep-last) and a summary of at most
 //     summary=2000 tokens (the reference runtime's max_summary_tokens). The
+//     summary is the engine's extractive one (decision D9) of the same text
+//     the region policy would give the engine (elided content as its
+//     stand-in), so a fact survives it only when its line is kept. The
 //     summariser's calls are charged to cost and time.
 //   - flat-clear-tools(trigger, keep): past trigger input tokens (default
 //     100K, Anthropic clear_tool_uses, capped at the usable window) old tool

@@ -148,20 +148,7 @@ func content(ev *trace.Event) string {
 	if ev.Text != "" || ev.Size == 0 {
 		return ev.Text
 	}
-	var facts strings.Builder
-	for _, f := range ev.Facts {
-		facts.WriteString(f.Text)
-		facts.WriteByte('\n')
-	}
-	pad := max(0, ev.Size-facts.Len()-2)
-	var sb strings.Builder
-	sb.Grow(ev.Size)
-	sb.WriteString(strings.Repeat(fillerByte, pad/2))
-	sb.WriteByte('\n')
-	sb.WriteString(facts.String())
-	sb.WriteString(strings.Repeat(fillerByte, pad-pad/2))
-	sb.WriteByte('\n')
-	return sb.String()
+	return standIn(ev.Size, ev.Facts)
 }
 
 // fillerByte pads elided content; countText counts a run of it as bytes, not

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
@@ -11,69 +12,86 @@ import (
 // max_summary_tokens default (spec/ENGINE.md §5).
 const summaryMaxTokens = 2000
 
-// summarize folds blocks into one summary block with the deterministic
-// extractive summariser the flat-compact baseline uses (the same idea as the
-// engine's default, decision D9): it keeps the task verbatim when it fits in
-// half the budget (a compaction summary's "primary request" section), then
-// the facts the content was known to carry, newest first (what a summary
-// prompt asks to preserve), then the first line of each message, newest
-// first, until maxTokens. Its call is charged to the run: the input it read
-// and the summary it wrote.
+// summaryRegion names what flat-compact summarises in the summary's header.
+const summaryRegion = "earlier messages"
+
+// summarize folds blocks into one summary block with the engine's
+// deterministic extractive summariser (decision D9), the one the region policy
+// runs, on the same text: each block's content (elided content as the
+// same-size stand-in with its facts in the middle, as the region policy
+// writes it into the engine), blocks joined by blank lines as the engine joins
+// a region's entries. The summary lists no facts: a fact survives only if the
+// summariser keeps its line, so flat-compact and the regions are judged by
+// one rule (listing the blocks' facts on the summary made it an oracle). The
+// call is charged to the run: the input it read and the summary it wrote.
 func summarize(e *env, blocks []*Block, maxTokens int) *Block {
 	if maxTokens <= 0 {
 		maxTokens = summaryMaxTokens
 	}
 	in := 0
+	var sb strings.Builder
 	for _, b := range blocks {
 		in += b.Tokens
-	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "Summary of %d earlier messages (%d tokens).\n", len(blocks), in)
-	used := e.tok.Count(sb.String())
-	add := func(line string) bool {
-		n := e.tok.Count(line) + 1
-		if used+n > maxTokens {
-			return false
-		}
-		used += n
-		sb.WriteString(line)
-		sb.WriteByte('\n')
-		return true
-	}
-	var facts []trace.Fact
-	seen := map[string]bool{}
-	for _, b := range blocks {
-		if b.Kind == BlockTask && b.Text != "" && e.tok.Count(b.Text) <= maxTokens/2 {
-			add("Task: " + b.Text)
-		}
-	}
-	for i := len(blocks) - 1; i >= 0; i-- {
-		for _, f := range blocks[i].Facts {
-			if !seen[f.ID] {
-				seen[f.ID] = true
-				if add("- " + f.Text) {
-					facts = append(facts, f)
-				}
-			}
-		}
-	}
-	for i := len(blocks) - 1; i >= 0; i-- {
-		b := blocks[i]
-		if b.Text == "" || b.Kind == BlockTask {
+		text := blockContent(b)
+		if text == "" {
 			continue
 		}
-		line, _, _ := strings.Cut(b.Text, "\n")
-		if len(line) > 160 {
-			line = line[:160]
+		if sb.Len() > 0 {
+			sb.WriteString("\n\n")
 		}
-		if !add(b.Kind.String() + ": " + line) {
-			break
-		}
+		sb.WriteString(text)
 	}
-	text := sb.String()
 	e.compactionSeq++
-	sum := e.newBlock(BlockSummary, fmt.Sprintf("summary#%d", e.compactionSeq), text, 0, facts)
+	id := fmt.Sprintf("summary#%d", e.compactionSeq)
+	text, err := engine.Extractive{}.Summarize(engine.SummaryRequest{
+		Region: summaryRegion, Content: sb.String(), MaxTokens: maxTokens, Counter: tokenCounter{e.tok},
+	})
+	if err != nil {
+		// Nothing to summarise (or no room for a line): the summary says only
+		// what it replaced, as an empty summary would.
+		text = fmt.Sprintf("[summary of %s: %d messages, nothing kept]", summaryRegion, len(blocks))
+	}
+	sum := e.newBlock(BlockSummary, id, text, 0, nil)
 	e.sumIn += in
 	e.sumOut += sum.Tokens
 	return sum
+}
+
+// blockContent is the text a block stands for: its text, or for elided
+// content the stand-in the region policy gives the engine.
+func blockContent(b *Block) string {
+	if b.Text != "" || b.Size == 0 {
+		return b.Text
+	}
+	return standIn(b.Size, b.Facts)
+}
+
+// tokenCounter counts for the engine's summariser with the simulator's
+// tokenizer (a run of elided-content filler as bytes, as blocks are counted).
+type tokenCounter struct{ tok Tokenizer }
+
+func (c tokenCounter) Count(text string) int { return countText(c.tok, text) }
+
+var _ engine.TokenCounter = tokenCounter{}
+
+// standIn is elided content of size bytes: filler with the facts verbatim in
+// its middle, one a line (neither first nor last, where real content would
+// have them).
+func standIn(size int, facts []trace.Fact) string {
+	n := 0
+	for _, f := range facts {
+		n += len(f.Text) + 1
+	}
+	pad := max(0, size-n-2)
+	var sb strings.Builder
+	sb.Grow(pad + n + 2)
+	sb.WriteString(strings.Repeat(fillerByte, pad/2))
+	sb.WriteByte('\n')
+	for _, f := range facts {
+		sb.WriteString(f.Text)
+		sb.WriteByte('\n')
+	}
+	sb.WriteString(strings.Repeat(fillerByte, pad-pad/2))
+	sb.WriteByte('\n')
+	return sb.String()
 }
