@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// lineScore's ASCII fast path scores every line as its definition, scoreSlow,
+// does.
+func TestLineScoreMatchesDefinition(t *testing.T) {
+	lines := []string{
+		"",
+		"plain words only",
+		"error: open config/app.yaml: permission denied",
+		"ERROR in LoadConfig(path) at src/main.go:42",
+		"value-12-abc",
+		"max_retries = 7f3a9c21",
+		"see docs/ and README.md. then x.",
+		"a.b ab. abc. abcd. /x/ ./a",
+		"Decision: we must FIX the TODO because the result was found; note the summary, conclusion, important fatal panic exception warning",
+		"\tfoo_bar\tBazQux\v1\f2\r3",
+		"{\"path\":\"src/file1.go\"} [x_y] (Ab) 'cD' `e_f`",
+		"~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+		"naïve café über_alles Ärger",
+		"\u212Aelvin error",
+		"x\u00a0y_z\u0085w.go",
+		strings.Repeat("~", 5000),
+		strings.Repeat("/", 100),
+		strings.Repeat(".", 100),
+		strings.Repeat("_", 100),
+		strings.Repeat("A", 100),
+		strings.Repeat("7", 100),
+		strings.Repeat("\xc3", 100),
+		"AAA", "////", "....",
+	}
+	for _, l := range lines {
+		t.Run(l, func(t *testing.T) {
+			if got, _ := lineScore(l, nil); got != scoreSlow(l) {
+				t.Errorf("lineScore(%q) = %d, definition says %d", l, got, scoreSlow(l))
+			}
+		})
+	}
+}
+
+func FuzzLineScore(f *testing.F) {
+	for _, s := range []string{"error: x_y at a/b.go:3", "Found it.", "abc. d.e", "\u212Aey"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, l string) {
+		if got, _ := lineScore(l, nil); got != scoreSlow(l) {
+			t.Errorf("lineScore(%q) = %d, definition says %d", l, got, scoreSlow(l))
+		}
+	})
+}
