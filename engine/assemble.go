@@ -141,6 +141,9 @@ type rendered struct {
 	text  strings.Builder
 	count int    // entries in text
 	hash  hasher // XXH64 state after text
+	// Grows regions: the last chunk is text, hashed up to hashed bytes, with
+	// headTokens for its heading and tailSum for its entries.
+	hashed, headTokens, tailSum int
 }
 
 type assembler struct {
@@ -581,49 +584,93 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		return
 	}
 	// Keep chunks that end before the first changed entry.
+	rd := &r.rend
 	keep := 0
-	for keep+1 < len(r.rend.chunkStarts) && r.rend.chunkStarts[keep+1] <= dirty {
+	for keep+1 < len(rd.chunkStarts) && rd.chunkStarts[keep+1] <= dirty {
 		keep++
 	}
-	if dirty <= 0 || keep > len(r.rend.blocks) {
+	if dirty <= 0 || keep > len(rd.blocks) {
 		keep = 0
 	}
 	// The region's block slice is private (requests copy it), so kept chunks
 	// stay where they are and only the changed tail is rewritten.
-	blocks := r.rend.blocks[:keep]
-	starts := r.rend.chunkStarts[:keep]
+	blocks := rd.blocks[:keep]
+	starts := rd.chunkStarts[:keep]
 	start := 0
 	if keep > 0 {
-		start = r.rend.chunkStarts[keep]
+		start = rd.chunkStarts[keep]
 	}
-	var sb strings.Builder
+	if keep == len(rd.blocks)-1 && dirty > 0 && dirty == rd.count && rd.count <= len(r.entries) {
+		// Only appended to. A closed last chunk stays as it is (building it
+		// again would end it at the same entry); an open one extends its
+		// text and hash (a Builder only appends, so the text earlier
+		// requests hold stays as it was) instead of being built again.
+		end := rd.count
+		if rd.tailSum < CacheChunkTokens {
+			for end < len(r.entries) && rd.tailSum < CacheChunkTokens {
+				rd.text.WriteString("\n\n")
+				rd.text.WriteString(r.entries[end].content)
+				rd.tailSum += r.entries[end].tokens
+				end++
+			}
+			text := rd.text.String()
+			rd.hash.WriteString(text[rd.hashed:])
+			rd.hashed = len(text)
+			rd.blocks[keep] = Block{
+				Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
+				Tokens: rd.headTokens + rd.tailSum, Cache: hint, Volatility: r.def.Volatility,
+				Hash: rd.hash.Sum(),
+			}
+		}
+		keep++
+		blocks, starts, start = rd.blocks[:keep], rd.chunkStarts[:keep], end
+	}
 	for start < len(r.entries) {
-		sum, end := 0, start
+		sum, end, size := 0, start, 0
 		for end < len(r.entries) {
 			sum += r.entries[end].tokens
+			size += len(r.entries[end].content) + 2
 			end++
 			if sum >= CacheChunkTokens {
 				break
 			}
 		}
-		sb.Reset()
-		sb.WriteString(head(start == 0))
+		h := head(start == 0)
+		size += len(h)
+		// A new Builder per chunk: earlier requests keep the old texts.
+		rd.text = strings.Builder{}
+		if end == len(r.entries) && sum < CacheChunkTokens {
+			size += CacheChunkTokens * 4 // room for the open last chunk to grow
+		}
+		rd.text.Grow(size)
+		rd.text.WriteString(h)
 		for i := start; i < end; i++ {
 			if i > start {
-				sb.WriteString("\n\n")
+				rd.text.WriteString("\n\n")
 			}
-			sb.WriteString(r.entries[i].content)
+			rd.text.WriteString(r.entries[i].content)
 		}
-		b := c.sysBlock(r, sb.String(), hint, sum)
-		b.stamp = stamp
-		blocks = append(blocks, b)
+		text := rd.text.String()
+		rd.hash = newHasher()
+		rd.hash.WriteString(text)
+		rd.hashed = len(text)
+		headLen := len(text)
+		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
+			headLen = nl + 1
+		}
+		rd.headTokens, rd.tailSum = c.counter.Count(text[:headLen]), sum
+		blocks = append(blocks, Block{
+			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
+			Tokens: rd.headTokens + sum, Cache: hint, Volatility: r.def.Volatility,
+			Hash: rd.hash.Sum(),
+		})
 		starts = append(starts, start)
 		start = end
 	}
 	for i := range blocks {
 		blocks[i].stamp = stamp
 	}
-	r.rend.blocks, r.rend.chunkStarts = blocks, starts
+	rd.blocks, rd.chunkStarts, rd.count = blocks, starts, len(r.entries)
 }
 
 // renderMessages turns a sliding window into messages (ENGINE.md §6.2),

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -51,4 +52,24 @@ func FuzzLineScore(f *testing.F) {
 			t.Errorf("lineScore(%q) = %d, definition says %d", l, got, scoreSlow(l))
 		}
 	})
+}
+
+// BenchmarkExtractive summarises a region of tool output, notes and elided
+// content's filler, about 160 KB.
+func BenchmarkExtractive(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 160_000; i++ {
+		fmt.Fprintf(&sb, "Reading src/pkg%d/file%d.go.\n", i%7, i)
+		fmt.Fprintf(&sb, "<tool_use id=\"c%d\" name=\"read_file\">{\"path\":\"src/file%d.go\"}</tool_use>\n", i, i)
+		fmt.Fprintf(&sb, "remember fact-%d-%x and the value of max_retries\n", i, i*7919)
+		sb.WriteString(strings.Repeat("~", 1000+i%500))
+		sb.WriteString("\nerror: TestParse failed because the lexer dropped a token\n\n")
+	}
+	req := SummaryRequest{Region: "codebase", Content: sb.String(), MaxTokens: 2000}
+	b.SetBytes(int64(len(req.Content)))
+	for b.Loop() {
+		if _, err := (Extractive{}).Summarize(req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

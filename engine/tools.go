@@ -196,10 +196,15 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 }
 
 func previewOf(s string) string {
-	if utf8.RuneCountInString(s) <= 160 {
+	if len(s) <= 160 { // no more characters than bytes
 		return s
 	}
-	return truncateChars(s, 160) + "…"
+	// Walk at most 160 characters, not the whole result.
+	t := truncateChars(s, 160)
+	if len(t) == len(s) {
+		return s
+	}
+	return t + "…"
 }
 
 // truncateChars keeps the first n characters.

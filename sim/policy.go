@@ -385,10 +385,26 @@ func countText(tok Tokenizer, text string) int {
 	n := 0
 	for i >= 0 {
 		n += tok.Count(text[:i])
-		j := len(text) - len(strings.TrimLeft(text[i:], fillerByte)) // end of the run
+		j := i + fillerRun(text[i:]) // end of the run
 		n += tok.CountBytes(j - i)
 		text = text[j:]
 		i = strings.Index(text, run)
 	}
 	return n + tok.Count(text)
+}
+
+// fillerRun is the length of the run of fillerByte that starts s: compared a
+// chunk at a time (a memequal), since stand-ins are kilobytes of it.
+func fillerRun(s string) int {
+	n := 0
+	for len(s)-n >= 64 && s[n:n+64] == filler[:64] {
+		n += 64
+		for len(s)-n >= len(filler) && s[n:n+len(filler)] == filler {
+			n += len(filler)
+		}
+	}
+	for n < len(s) && s[n] == fillerByte[0] {
+		n++
+	}
+	return n
 }

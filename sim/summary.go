@@ -28,18 +28,21 @@ func summarize(e *env, blocks []*Block, maxTokens int) *Block {
 	if maxTokens <= 0 {
 		maxTokens = summaryMaxTokens
 	}
-	in := 0
-	var sb strings.Builder
+	in, size := 0, 0
 	for _, b := range blocks {
 		in += b.Tokens
-		text := blockContent(b)
-		if text == "" {
+		size += len(b.Text) + b.Size + 2
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	for _, b := range blocks {
+		if b.Text == "" && b.Size == 0 {
 			continue
 		}
 		if sb.Len() > 0 {
 			sb.WriteString("\n\n")
 		}
-		sb.WriteString(text)
+		writeContent(&sb, b)
 	}
 	e.compactionSeq++
 	id := fmt.Sprintf("summary#%d", e.compactionSeq)
@@ -57,13 +60,14 @@ func summarize(e *env, blocks []*Block, maxTokens int) *Block {
 	return sum
 }
 
-// blockContent is the text a block stands for: its text, or for elided
+// writeContent writes the text a block stands for: its text, or for elided
 // content the stand-in the region policy gives the engine.
-func blockContent(b *Block) string {
+func writeContent(sb *strings.Builder, b *Block) {
 	if b.Text != "" || b.Size == 0 {
-		return b.Text
+		sb.WriteString(b.Text)
+		return
 	}
-	return standIn(b.Size, b.Facts)
+	writeStandIn(sb, b.Size, b.Facts)
 }
 
 // tokenCounter counts for the engine's summariser with the simulator's
@@ -78,20 +82,35 @@ var _ engine.TokenCounter = tokenCounter{}
 // its middle, one a line (neither first nor last, where real content would
 // have them).
 func standIn(size int, facts []trace.Fact) string {
+	var sb strings.Builder
+	writeStandIn(&sb, size, facts)
+	return sb.String()
+}
+
+func writeStandIn(sb *strings.Builder, size int, facts []trace.Fact) {
 	n := 0
 	for _, f := range facts {
 		n += len(f.Text) + 1
 	}
 	pad := max(0, size-n-2)
-	var sb strings.Builder
 	sb.Grow(pad + n + 2)
-	sb.WriteString(strings.Repeat(fillerByte, pad/2))
+	writeFiller(sb, pad/2)
 	sb.WriteByte('\n')
 	for _, f := range facts {
 		sb.WriteString(f.Text)
 		sb.WriteByte('\n')
 	}
-	sb.WriteString(strings.Repeat(fillerByte, pad-pad/2))
+	writeFiller(sb, pad-pad/2)
 	sb.WriteByte('\n')
-	return sb.String()
+}
+
+// filler is a run of fillerByte to copy from.
+var filler = strings.Repeat(fillerByte, 4096)
+
+func writeFiller(sb *strings.Builder, n int) {
+	for n > 0 {
+		k := min(n, len(filler))
+		sb.WriteString(filler[:k])
+		n -= k
+	}
 }

@@ -124,3 +124,18 @@ func TestSummarizeIsTheEnginesSummariser(t *testing.T) {
 		t.Errorf("summary\n%s\nwant the engine's\n%s", got, want)
 	}
 }
+
+func TestFillerRun(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 64, 65, 4095, 4096, 4097, 9000} {
+		for _, tail := range []string{"", "x", "~x~"} {
+			s := strings.Repeat("~", n) + tail
+			want := n
+			if tail == "~x~" {
+				want++
+			}
+			if got := fillerRun(s); got != want {
+				t.Errorf("fillerRun(%d×~ + %q) = %d, want %d", n, tail, got, want)
+			}
+		}
+	}
+}
