@@ -150,6 +150,7 @@ type assembler struct {
 	orderChanged  bool
 	sysKey        []uint64
 	msgKey        []uint64
+	spareKeys     [2][]uint64 // the key buffers not in use, reused
 	system        []Block
 	sysTokens     int
 	sysHash       uint64
@@ -159,6 +160,7 @@ type assembler struct {
 	msgTokens     int
 	msgSysChgd    bool
 	stableChanges map[string]int
+	uses, results map[string]bool // finishMessages' tool call ids
 }
 
 const (
@@ -173,14 +175,17 @@ const (
 func (c *Context) Assemble() *Request {
 	c.maybeEvict()
 	a := &c.asm
-	sysKey := a.sysKey[:0:0]
-	msgKey := a.msgKey[:0:0]
+	sysKey := a.spareKeys[0][:0]
+	msgKey := a.spareKeys[1][:0]
 	hasCustom := false
 	for _, r := range c.regions {
 		if r.hidden {
 			continue
 		}
-		id := uint64(len(r.name))<<48 ^ hashText(r.name)
+		if r.nameID == 0 {
+			r.nameID = uint64(len(r.name))<<48 ^ hashText(r.name)
+		}
+		id := r.nameID
 		if r.kind == KindSlidingWindow {
 			msgKey = append(msgKey, id, r.version)
 		} else {
@@ -232,7 +237,7 @@ func (c *Context) Assemble() *Request {
 		}
 		c.watchStable(a.system, blocks)
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
-		a.sysKey = sysKey
+		a.sysKey, sysKey = sysKey, a.sysKey
 	}
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
 	msgDirty := a.orderChanged || hasCustom || !equalKeys(msgKey, a.msgKey) || a.msgs == nil || sysChanged != a.msgSysChgd
@@ -245,10 +250,11 @@ func (c *Context) Assemble() *Request {
 			c.renderRegion(r)
 			msgs = append(msgs, r.rend.msgs...)
 		}
-		a.msgs, a.msgTokens = finishMessages(msgs, sysChanged)
-		a.msgKey = msgKey
+		a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
+		a.msgKey, msgKey = msgKey, a.msgKey
 		a.msgSysChgd = sysChanged
 	}
+	a.spareKeys = [2][]uint64{sysKey, msgKey}
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
 	return &Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash}
@@ -378,9 +384,14 @@ func markSystemBreakpoints(blocks []Block) {
 
 // finishMessages strips unpaired tool blocks, flags the message breakpoint,
 // drops empty messages and adds Begin./Continue. (ENGINE.md §6.3).
-func finishMessages(msgs []Message, sysChanged bool) ([]Message, int) {
-	uses := map[string]bool{}
-	results := map[string]bool{}
+func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, int) {
+	// The id sets are kept between requests: cleared, not rebuilt.
+	if a.uses == nil {
+		a.uses, a.results = map[string]bool{}, map[string]bool{}
+	}
+	uses, results := a.uses, a.results
+	clear(uses)
+	clear(results)
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
 			switch b.Type {
@@ -676,7 +687,9 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 // renderMessages turns a sliding window into messages (ENGINE.md §6.2),
 // reusing each entry's cached message.
 func (c *Context) renderMessages(r *region) []Message {
-	out := make([]Message, 0, len(r.entries))
+	// Assemble copies the messages out, so the slice is reused; the blocks
+	// of merged tool results are new (requests hold them).
+	out := r.rend.msgs[:0]
 	var pending []Block
 	flush := func() {
 		if len(pending) > 0 {

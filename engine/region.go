@@ -65,6 +65,7 @@ type region struct {
 	nextID    int    // checklist ids handed out so far (D7)
 	version   uint64 // bumped on every change
 	dirtyFrom int    // lowest entry index changed since the last render; -1 clean
+	nameID    uint64 // the name's hash for Assemble's change keys, once computed
 	script    RegionScript
 	rend      rendered
 	lastStamp uint64 // the newest write into the region
