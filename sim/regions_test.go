@@ -181,3 +181,20 @@ func TestRegionsMessageBreakpoints(t *testing.T) {
 		}
 	}
 }
+
+// The hand-built block ids and tool_use texts are what fmt would make.
+func TestRegionBlockTexts(t *testing.T) {
+	for _, c := range []struct {
+		region string
+		hash   uint64
+	}{{"codebase", 0}, {"", 1}, {"conversation", 0xfedcba9876543210}, {"ünï", 0x0f}} {
+		if got, want := regionBlockID(c.region, c.hash), fmt.Sprintf("%s#%016x", c.region, c.hash); got != want {
+			t.Errorf("regionBlockID = %q, want %q", got, want)
+		}
+	}
+	for _, c := range []struct{ id, name, args string }{{"c1", "read_file", `{"path":"a.go"}`}, {`q"x`, "tab\there", ""}, {"é", "\x00", "[]"}} {
+		if got, want := toolUseText(c.id, c.name, []byte(c.args)), fmt.Sprintf("<tool_use id=%q name=%q>%s</tool_use>", c.id, c.name, c.args); got != want {
+			t.Errorf("toolUseText = %q, want %q", got, want)
+		}
+	}
+}
