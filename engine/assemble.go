@@ -82,8 +82,8 @@ type Message struct {
 // Tokens sums the message's blocks.
 func (m Message) Tokens() int {
 	t := 0
-	for _, b := range m.Blocks {
-		t += b.Tokens
+	for i := range m.Blocks {
+		t += m.Blocks[i].Tokens
 	}
 	return t
 }
@@ -392,8 +392,10 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	uses, results := a.uses, a.results
 	clear(uses)
 	clear(results)
-	for _, m := range msgs {
-		for _, b := range m.Blocks {
+	// Blocks are walked by index: they are large to copy.
+	for i := range msgs {
+		for j := range msgs[i].Blocks {
+			b := &msgs[i].Blocks[j]
 			switch b.Type {
 			case BlockToolUse:
 				uses[b.ToolCallID] = true
@@ -405,18 +407,20 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	out := msgs[:0]
 	for _, m := range msgs {
 		orphan := false
-		for _, b := range m.Blocks {
+		for j := range m.Blocks {
+			b := &m.Blocks[j]
 			if (b.Type == BlockToolUse && !results[b.ToolCallID]) || (b.Type == BlockToolResult && !uses[b.ToolCallID]) {
 				orphan = true
 			}
 		}
 		if orphan {
 			kept := make([]Block, 0, len(m.Blocks))
-			for _, b := range m.Blocks {
+			for j := range m.Blocks {
+				b := &m.Blocks[j]
 				if (b.Type == BlockToolUse && !results[b.ToolCallID]) || (b.Type == BlockToolResult && !uses[b.ToolCallID]) {
 					continue
 				}
-				kept = append(kept, b)
+				kept = append(kept, *b)
 			}
 			m.Blocks = kept
 		}
@@ -443,8 +447,8 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	out = msgs[:0]
 	for _, m := range msgs {
 		empty := true
-		for _, b := range m.Blocks {
-			if b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
+		for j := range m.Blocks {
+			if b := &m.Blocks[j]; b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
 				empty = false
 			}
 		}
