@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -144,6 +145,8 @@ type rendered struct {
 	// Grows regions: the last chunk is text, hashed up to hashed bytes, with
 	// headTokens for its heading and tailSum for its entries.
 	hashed, headTokens, tailSum int
+	// Sliding windows: the first entry of each message in msgs.
+	msgStarts []int
 }
 
 type assembler struct {
@@ -491,7 +494,7 @@ func (c *Context) renderRegion(r *region) {
 	}
 	switch r.kind {
 	case KindSlidingWindow:
-		r.rend.msgs = c.renderMessages(r)
+		r.rend.msgs = c.renderMessages(r, dirty)
 	case KindPinned, KindCompactHistory:
 		c.renderChunked(r, CacheAlways, true, dirty)
 	case KindCompacting:
@@ -689,30 +692,51 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 }
 
 // renderMessages turns a sliding window into messages (ENGINE.md §6.2),
-// reusing each entry's cached message.
-func (c *Context) renderMessages(r *region) []Message {
+// reusing each entry's cached message. Messages wholly before the first
+// changed entry are kept: after an append only the last message (tool
+// results merge into it) and the new ones are built.
+func (c *Context) renderMessages(r *region, dirty int) []Message {
+	rd := &r.rend
+	k, from := 0, 0 // first message and entry to build
+	if dirty > 0 && dirty <= rd.count && len(rd.msgStarts) == len(rd.msgs) {
+		// The message holding entry dirty-1 is built again: entries after
+		// it may merge into it.
+		k = sort.Search(len(rd.msgStarts), func(i int) bool { return rd.msgStarts[i] > dirty-1 }) - 1
+		k = max(k, 0)
+		if k < len(rd.msgStarts) {
+			from = rd.msgStarts[k]
+		}
+	}
 	// Assemble copies the messages out, so the slice is reused; the blocks
 	// of merged tool results are new (requests hold them).
-	out := r.rend.msgs[:0]
+	out, starts := rd.msgs[:k], rd.msgStarts[:k]
 	var pending []Block
+	pendingFrom := 0
 	flush := func() {
 		if len(pending) > 0 {
 			out = append(out, Message{Role: RoleUser, Blocks: pending})
+			starts = append(starts, pendingFrom)
 			pending = nil
 		}
 	}
-	for _, e := range r.entries {
+	for i := from; i < len(r.entries); i++ {
+		e := r.entries[i]
 		if e.msg == nil {
 			e.msg = c.entryMessage(r.name, e)
 		}
 		if e.kind == EntryToolResult {
+			if len(pending) == 0 {
+				pendingFrom = i
+			}
 			pending = append(pending, e.msg.Blocks...)
 			continue
 		}
 		flush()
 		out = append(out, *e.msg)
+		starts = append(starts, i)
 	}
 	flush()
+	rd.msgStarts, rd.count = starts, len(r.entries)
 	return out
 }
 

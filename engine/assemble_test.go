@@ -9,9 +9,10 @@ import (
 )
 
 // grows regions are cut into chunks of about CacheChunkTokens and an open
-// last chunk is extended in place: whatever the writes, deletions and
-// compactions, each request is what a full render gives, and a request
-// already returned never changes.
+// last chunk is extended in place, and a sliding window keeps the messages
+// before its first change: whatever the writes, deletions, compactions and
+// turns, each request is what a full render gives, and a request already
+// returned never changes.
 func TestGrowsChunksIncremental(t *testing.T) {
 	const layout = `[agent]
 [context.regions]
@@ -37,12 +38,28 @@ conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
 				hash uint64
 			}
 			var prev *Request
+			var pending []string // tool calls awaiting results
 			var prevSnap []snap
 			for i := range 300 {
 				reg := []string{"notes", "code"}[rng.IntN(2)]
 				size := 40 + rng.IntN(6000)
 				body := fmt.Sprintf("entry %d of %s\n%s", i, reg, strings.Repeat("y", size))
-				switch n := rng.IntN(20); {
+				switch n := rng.IntN(26); {
+				case n >= 20:
+					// The conversation: replies with tool calls, their
+					// results (merged into one user message), user turns.
+					switch n {
+					case 20, 21:
+						pending = append(pending, fmt.Sprint("c", i))
+						c.AddAssistant("calling", []ToolCall{{ID: pending[len(pending)-1], Name: "bash", Args: json.RawMessage(`{}`)}})
+					case 22, 23, 24:
+						if len(pending) > 0 {
+							c.AddToolResult(ToolResult{CallID: pending[0], Tool: "bash", Content: body[:min(len(body), 200)]})
+							pending = pending[1:]
+						}
+					default:
+						c.AddUser(body[:min(len(body), 100)])
+					}
 				case n < 16:
 					_ = c.Write(reg, body) // a full pinned region refuses: fine
 				case n < 18:
@@ -56,12 +73,13 @@ conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
 				}
 				req := c.Assemble()
 				for j, s := range prevSnap {
-					if prev.System[j].Text != s.text || prev.System[j].Hash != s.hash {
-						t.Fatalf("op %d: an earlier request's system block %d changed", i, j)
+					if b := prevBlock(prev, j); b.Text != s.text || b.Hash != s.hash {
+						t.Fatalf("op %d: an earlier request's block %d changed", i, j)
 					}
 				}
 				prev, prevSnap = req, nil
-				for _, b := range req.System {
+				for j := 0; prevBlock(req, j) != nil; j++ {
+					b := prevBlock(req, j)
 					prevSnap = append(prevSnap, snap{b.Text, b.Hash})
 				}
 				// sameAsFresh drops the caches: compare on a copy of the
@@ -74,4 +92,20 @@ conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
 			}
 		})
 	}
+}
+
+// prevBlock is a request's block j, counting system blocks then the blocks
+// of each message; nil past the end.
+func prevBlock(req *Request, j int) *Block {
+	if j < len(req.System) {
+		return &req.System[j]
+	}
+	j -= len(req.System)
+	for i := range req.Messages {
+		if j < len(req.Messages[i].Blocks) {
+			return &req.Messages[i].Blocks[j]
+		}
+		j -= len(req.Messages[i].Blocks)
+	}
+	return nil
 }
