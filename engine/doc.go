@@ -36,6 +36,11 @@
 //
 // Assembly is incremental: each region keeps its rendered blocks, hashes and
 // token counts, and only regions that changed since the last request are
-// rendered again. Requests are immutable once returned; consecutive requests
-// may share block slices.
+// rendered again, from their first changed entry: an append extends a grows
+// region's open last chunk (text and streaming hash) and rebuilds only a
+// sliding window's last message and the new ones. Requests are immutable
+// once returned; consecutive requests may share block slices and text.
+//
+// The Extractive summariser scores a line once per call; ASCII lines take
+// one allocation-free pass, and its cost is linear in the content.
 package engine

@@ -34,8 +34,8 @@ func TestLineScoreMatchesDefinition(t *testing.T) {
 		strings.Repeat("\xc3", 100),
 		"AAA", "////", "....",
 	}
-	for _, l := range lines {
-		t.Run(l, func(t *testing.T) {
+	for i, l := range lines {
+		t.Run(fmt.Sprintf("%d:%.20q", i, l), func(t *testing.T) {
 			if got, _ := lineScore(l, nil); got != scoreSlow(l) {
 				t.Errorf("lineScore(%q) = %d, definition says %d", l, got, scoreSlow(l))
 			}
