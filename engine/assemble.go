@@ -388,6 +388,94 @@ func markSystemBreakpoints(blocks []Block) {
 // finishMessages strips unpaired tool blocks, flags the message breakpoint,
 // drops empty messages and adds Begin./Continue. (ENGINE.md §6.3).
 func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, int) {
+	if !pairedLocally(msgs) {
+		msgs = a.stripOrphans(msgs)
+	}
+	if !sysChanged {
+		idx := -1
+		if len(msgs) >= 5 {
+			idx = len(msgs) - 4
+		} else if len(msgs) >= 2 {
+			idx = 0
+		}
+		if idx >= 0 {
+			m := msgs[idx]
+			m.Breakpoint = true
+			m.Blocks = append([]Block(nil), m.Blocks...)
+			m.Blocks[len(m.Blocks)-1].Breakpoint = true
+			msgs[idx] = m
+		}
+	}
+	out := msgs[:0]
+	for _, m := range msgs {
+		empty := true
+		for j := range m.Blocks {
+			if b := &m.Blocks[j]; b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
+				empty = false
+			}
+		}
+		if !empty {
+			out = append(out, m)
+		}
+	}
+	msgs = out
+	hasUser := false
+	for _, m := range msgs {
+		if m.Role == RoleUser {
+			hasUser = true
+		}
+	}
+	if !hasUser {
+		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
+	}
+	if msgs[len(msgs)-1].Role == RoleAssistant {
+		msgs = append(msgs, textMessage(RoleUser, "", "Continue."))
+	}
+	tokens := 0
+	for _, m := range msgs {
+		tokens += m.Tokens()
+	}
+	return msgs, tokens
+}
+
+// pairedLocally reports whether every message has blocks, every tool_use
+// its result in the next message and every tool_result its call in the
+// previous one: then stripOrphans would change nothing, and the id sets need
+// not be built (the usual case).
+func pairedLocally(msgs []Message) bool {
+	for i := range msgs {
+		if len(msgs[i].Blocks) == 0 {
+			return false
+		}
+		for j := range msgs[i].Blocks {
+			b := &msgs[i].Blocks[j]
+			switch b.Type {
+			case BlockToolUse:
+				if i+1 >= len(msgs) || !holdsTool(&msgs[i+1], BlockToolResult, b.ToolCallID) {
+					return false
+				}
+			case BlockToolResult:
+				if i == 0 || !holdsTool(&msgs[i-1], BlockToolUse, b.ToolCallID) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func holdsTool(m *Message, t BlockType, id string) bool {
+	for j := range m.Blocks {
+		if m.Blocks[j].Type == t && m.Blocks[j].ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// stripOrphans drops tool_use blocks without a result anywhere in the
+// request and tool_result blocks without a call, then empty messages.
+func (a *assembler) stripOrphans(msgs []Message) []Message {
 	// The id sets are kept between requests: cleared, not rebuilt.
 	if a.uses == nil {
 		a.uses, a.results = map[string]bool{}, map[string]bool{}
@@ -431,52 +519,7 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 			out = append(out, m)
 		}
 	}
-	msgs = out
-	if !sysChanged {
-		idx := -1
-		if len(msgs) >= 5 {
-			idx = len(msgs) - 4
-		} else if len(msgs) >= 2 {
-			idx = 0
-		}
-		if idx >= 0 {
-			m := msgs[idx]
-			m.Breakpoint = true
-			m.Blocks = append([]Block(nil), m.Blocks...)
-			m.Blocks[len(m.Blocks)-1].Breakpoint = true
-			msgs[idx] = m
-		}
-	}
-	out = msgs[:0]
-	for _, m := range msgs {
-		empty := true
-		for j := range m.Blocks {
-			if b := &m.Blocks[j]; b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
-				empty = false
-			}
-		}
-		if !empty {
-			out = append(out, m)
-		}
-	}
-	msgs = out
-	hasUser := false
-	for _, m := range msgs {
-		if m.Role == RoleUser {
-			hasUser = true
-		}
-	}
-	if !hasUser {
-		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
-	}
-	if msgs[len(msgs)-1].Role == RoleAssistant {
-		msgs = append(msgs, textMessage(RoleUser, "", "Continue."))
-	}
-	tokens := 0
-	for _, m := range msgs {
-		tokens += m.Tokens()
-	}
-	return msgs, tokens
+	return out
 }
 
 func textMessage(role Role, region, text string) Message {

@@ -109,3 +109,61 @@ func prevBlock(req *Request, j int) *Block {
 	}
 	return nil
 }
+
+// pairedLocally is a shortcut for stripOrphans: whenever it holds,
+// stripping would change nothing.
+func TestPairedLocallyImpliesNoOrphans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	var paired, unpaired int
+	for n := range 2000 {
+		var msgs []Message
+		var calls []string // the previous message's tool calls
+		for i := range 1 + rng.IntN(8) {
+			m := Message{Role: RoleUser}
+			if i%2 == 0 {
+				m.Role = RoleAssistant
+			}
+			if rng.IntN(2) == 0 {
+				m.Blocks = append(m.Blocks, Block{Type: BlockText, Text: "x"})
+			}
+			var next []string
+			if m.Role == RoleAssistant {
+				for k := range rng.IntN(3) {
+					id := fmt.Sprint("c", i, "_", k)
+					next = append(next, id)
+					m.Blocks = append(m.Blocks, Block{Type: BlockToolUse, ToolCallID: id})
+				}
+			} else {
+				for _, id := range calls {
+					if rng.IntN(10) > 0 { // now and then a call's result is missing
+						m.Blocks = append(m.Blocks, Block{Type: BlockToolResult, ToolCallID: id})
+					}
+				}
+			}
+			if rng.IntN(10) == 0 { // a stray block, paired or not elsewhere
+				typ := []BlockType{BlockToolUse, BlockToolResult}[rng.IntN(2)]
+				m.Blocks = append(m.Blocks, Block{Type: typ, ToolCallID: fmt.Sprint("c", rng.IntN(8), "_0")})
+			}
+			calls = next
+			msgs = append(msgs, m)
+		}
+		if !pairedLocally(msgs) {
+			unpaired++
+			continue
+		}
+		paired++
+		var a assembler
+		got := a.stripOrphans(append([]Message(nil), msgs...))
+		if len(got) != len(msgs) {
+			t.Fatalf("case %d: paired locally, yet stripping left %d of %d messages", n, len(got), len(msgs))
+		}
+		for i := range got {
+			if len(got[i].Blocks) != len(msgs[i].Blocks) {
+				t.Fatalf("case %d: paired locally, yet stripping changed message %d", n, i)
+			}
+		}
+	}
+	if paired < 50 || unpaired < 50 {
+		t.Fatalf("generator covers too little: %d paired, %d unpaired", paired, unpaired)
+	}
+}
