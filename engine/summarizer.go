@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Summarizer condenses a region's content (D9).
@@ -136,15 +137,21 @@ func lineScore(line string, lower []byte) (int, []byte) {
 		// far faster than walking it.
 		line = line[:8]
 	}
+	ascii := true
 	for i := 0; i < len(line); i++ {
 		c := line[i]
-		if c >= utf8RuneSelf {
-			return scoreSlow(line), lower
-		}
-		if 'A' <= c && c <= 'Z' {
+		switch {
+		case c >= utf8RuneSelf:
+			// Informative words are ASCII: any other character only
+			// separates letters, as its lower case (non-ASCII) would.
+			ascii, c = false, utf8RuneSelf
+		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
 		lower = append(lower, c)
+	}
+	if !ascii && (!utf8.ValidString(line) || strings.ContainsAny(line, lowersToASCII)) {
+		return scoreSlow(line), lower
 	}
 	s := 0
 	for _, w := range informativeBytes {
@@ -157,12 +164,16 @@ func lineScore(line string, lower []byte) (int, []byte) {
 	}
 	var path, ident, digit, upper bool // the current field's classes
 	start, prev := -1, byte(0)
-	for i := 0; i <= len(line); i++ {
-		var c byte = ' '
+	for i := 0; i <= len(line); {
+		r, size := rune(' '), 1
 		if i < len(line) {
-			c = line[i]
+			if c := line[i]; c < utf8RuneSelf {
+				r = rune(c)
+			} else {
+				r, size = utf8.DecodeRuneInString(line[i:])
+			}
 		}
-		if fieldSep[c] {
+		if r < utf8RuneSelf && fieldSep[r] || r >= utf8RuneSelf && unicode.IsSpace(r) {
 			if start >= 0 {
 				n := i - start
 				switch {
@@ -178,25 +189,31 @@ func lineScore(line string, lower []byte) (int, []byte) {
 				}
 				start = -1
 			}
+			i += size
 			continue
 		}
 		if start < 0 {
 			start, path, ident, digit, upper = i, false, false, false, false
-		} else if 'A' <= c && c <= 'Z' {
+		} else if 'A' <= r && r <= 'Z' || r >= utf8RuneSelf && unicode.IsUpper(r) {
 			upper = true
 		}
 		switch {
-		case c == '/' || c == '.':
+		case r == '/' || r == '.':
 			path = true
-		case c == '_':
+		case r == '_':
 			ident = true
-		case '0' <= c && c <= '9':
+		case '0' <= r && r <= '9' || r >= utf8RuneSelf && unicode.IsDigit(r):
 			digit = true
 		}
-		prev = c
+		prev = line[i+size-1]
+		i += size
 	}
 	return s, lower
 }
+
+// lowersToASCII are the characters whose lower case is ASCII (the Kelvin
+// sign and the dotted capital I); lines with them are scored by scoreSlow.
+const lowersToASCII = "\u212a\u0130"
 
 const utf8RuneSelf = 0x80
 

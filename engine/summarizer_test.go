@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // lineScore's ASCII fast path scores every line as its definition, scoreSlow,
@@ -33,6 +35,10 @@ func TestLineScoreMatchesDefinition(t *testing.T) {
 		strings.Repeat("7", 100),
 		strings.Repeat("\xc3", 100),
 		"AAA", "////", "....",
+		strings.Repeat("~", 400) + "…",
+		"naïve_café Über ÄrgerX ß/ü.go ١٢٣ x\u3000Ab\u2028c_d",
+		"FİX the ERROR", "\u212aey",
+		"e\u0301rror: fail…", "\xff\xfe error",
 	}
 	for i, l := range lines {
 		t.Run(fmt.Sprintf("%d:%.20q", i, l), func(t *testing.T) {
@@ -70,6 +76,16 @@ func BenchmarkExtractive(b *testing.B) {
 	for b.Loop() {
 		if _, err := (Extractive{}).Summarize(req); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// lineScore's fast path for non-ASCII lines assumes only the characters of
+// lowersToASCII have an ASCII lower case.
+func TestLowersToASCII(t *testing.T) {
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		if l := unicode.ToLower(r); l < utf8.RuneSelf && !strings.ContainsRune(lowersToASCII, r) {
+			t.Errorf("%U lowers to %q: add it to lowersToASCII", r, l)
 		}
 	}
 }
