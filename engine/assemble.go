@@ -840,6 +840,7 @@ func (c *Context) renderCustom(r *region) ([]Block, []Message) {
 		return fallback("no script")
 	}
 	out, err := r.script.Render(c.scriptCtx(r))
+	c.scriptOutput(r, "render")
 	if err != nil {
 		return fallback("render failed: " + err.Error())
 	}

@@ -130,6 +130,7 @@ func (c *Context) customOverflow(r *region, needed int, fallback bool) int {
 			sc := c.scriptCtx(r)
 			sc.NeededTokens = needed
 			drop, err := r.script.OnOverflow(sc)
+			c.scriptOutput(r, "on_overflow")
 			valid := err == nil
 			for _, i := range drop {
 				if i < 0 || i >= len(r.entries) {

@@ -221,6 +221,24 @@ func (c *Context) warn(region, msg string) {
 	c.emit(Event{Kind: EventWarning, Region: region, Message: msg})
 }
 
+// scriptOutput turns what a hook of r's script printed into one warning per
+// line, naming the region and the hook. It runs after every hook call, so
+// a script shared by several regions has each line reported for the region
+// whose hook printed it.
+func (c *Context) scriptOutput(r *region, hook string) {
+	d, ok := r.script.(outputDrainer)
+	if !ok {
+		return
+	}
+	for _, line := range d.DrainOutput() {
+		// engine/rhai already starts each line with the hook's name.
+		if !strings.HasPrefix(line, hook+" ") {
+			line = hook + ": " + line
+		}
+		c.warn(r.name, "script output: "+line)
+	}
+}
+
 // ObserveUsage calibrates the eviction trigger against what a provider
 // reported for a request the engine estimated at estimatedTokens: the gap's
 // high-water mark is added to usage when deciding whether to evict.

@@ -187,6 +187,7 @@ func (c *Context) write(r *region, e *entry) error {
 	if r.kind == KindCustom && r.script != nil {
 		if _, ok := r.script.HasHook("on_write"); ok {
 			repl, accept, err := r.script.OnWrite(c.scriptCtx(r), scriptEntry(e))
+			c.scriptOutput(r, "on_write")
 			switch {
 			case err != nil:
 				c.warn(r.name, fmt.Sprintf("on_write failed, entry accepted unchanged: %v", err))

@@ -2,6 +2,10 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,5 +65,112 @@ func TestSeed001BrainRegion(t *testing.T) {
 		if e.Kind == engine.EventWarning && e.Region == "brain" {
 			t.Errorf("warning from the brain region: %s", e.Message)
 		}
+	}
+}
+
+// customAgent writes a one-custom-region blueprint around script (its
+// max_tokens budget is maxTokens) into a temporary directory and starts a
+// window on it with the real Rhai engine. Routed tool results go to "brain".
+func customAgent(t *testing.T, script []byte, maxTokens int) *engine.Context {
+	t.Helper()
+	dir := t.TempDir()
+	bp := fmt.Sprintf(`[agent]
+name = "custom"
+
+[context.regions]
+task = { kind = "pinned", budget = "2%%" }
+brain = { kind = "custom", script = "context_hooks/brain.rhai", max_tokens = %d }
+conversation = { kind = "sliding_window", max_items = 20, budget = "10%%" }
+
+[stages.work.tool_routing]
+default_region = "brain"
+`, maxTokens)
+	if err := os.MkdirAll(filepath.Join(dir, "context_hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent.leviath"), []byte(bp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "context_hooks", "brain.rhai"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := engine.LoadBlueprint(filepath.Join(dir, "agent.leviath"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, err := rhai.NewEngine(rhai.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := engine.New(b, engine.Options{Window: 100_000, Task: "watch the build", Scripts: scripts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func warningsFor(events []engine.Event, region string) []string {
+	var out []string
+	for _, e := range events {
+		if e.Kind == engine.EventWarning && e.Region == region {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+// Seed 001: print and debug are captured as warnings, never written to a
+// terminal; each line is one warning event naming the region and hook.
+func TestCustomRegionOutputBecomesWarnings(t *testing.T) {
+	script := []byte(`
+fn render(ctx) { print("entries: " + ctx.entries.len()); "" }
+fn on_write(ctx) { debug(ctx.entry.kind); () }
+fn on_overflow(ctx) { print("need " + ctx.needed_tokens); [] }
+`)
+	tests := []struct {
+		name string
+		do   func(t *testing.T, c *engine.Context)
+		want []string
+	}{
+		{"render", func(t *testing.T, c *engine.Context) { c.Assemble() },
+			[]string{"script output: render print (line 2, column 18): entries: 0"}},
+		{"render twice", func(t *testing.T, c *engine.Context) { c.Assemble(); c.Assemble() },
+			[]string{"script output: render print (line 2, column 18): entries: 0", "script output: render print (line 2, column 18): entries: 0"}},
+		{"on_write", func(t *testing.T, c *engine.Context) {
+			if err := c.Write("brain", "a note"); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{`script output: on_write debug (line 3, column 20): "text"`}},
+		{"on_overflow", func(t *testing.T, c *engine.Context) {
+			for i := range 3 {
+				if err := c.Write("brain", fmt.Sprintf("note %d %s", i, strings.Repeat("word ", 12))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := customAgent(t, script, 40)
+			tt.do(t, c)
+			got := warningsFor(c.Drain(), "brain")
+			if tt.want == nil {
+				// Overflow: every hook's output is there, on_overflow's too.
+				var hooks []string
+				for _, w := range got {
+					hooks = append(hooks, strings.Fields(w)[2])
+				}
+				if !slices.Contains(hooks, "on_overflow") || !slices.Contains(hooks, "on_write") {
+					t.Fatalf("warnings %q: want on_write and on_overflow output", got)
+				}
+				return
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("warnings\n%q\nwant\n%q", got, tt.want)
+			}
+			if again := warningsFor(c.Drain(), "brain"); len(again) != 0 {
+				t.Fatalf("output reported twice: %q", again)
+			}
+		})
 	}
 }

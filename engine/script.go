@@ -22,6 +22,14 @@ type RegionScript interface {
 	OnOverflow(ctx ScriptContext) (drop []int, err error)
 }
 
+// outputDrainer is optionally implemented by a RegionScript that captures
+// what its hooks print (engine/rhai does): the engine drains it after every
+// hook call and reports each line as a warning event, so a report can count
+// them and nothing reaches a terminal (seed 001).
+type outputDrainer interface {
+	DrainOutput() []string
+}
+
 // SeedEvaluator is optionally implemented by a ScriptEngine to run
 // { rhai = "…" } seeds: the script's return value becomes the seed text.
 type SeedEvaluator interface {
