@@ -565,6 +565,16 @@ func (c *Context) applyLayout(sd *StageDef) error {
 		if old.kind == KindPinned && old.tokens > rr.MaxTokens {
 			return fmt.Errorf("enter stage '%s': pinned region '%s' holds %d tokens, which no longer fit its stage budget of %d", sd.Name, d.Name, old.tokens, rr.MaxTokens)
 		}
+		if old.kind == KindCustom && d.Kind != KindCustom && old.name != "conversation" {
+			// Results routed into a custom region are tool_result entries
+			// for its hooks only; built-in kinds hold routed results as
+			// text (their calls are not in the region to pair with).
+			for _, e := range old.entries {
+				if e.kind == EntryToolResult {
+					e.kind, e.msg = EntryText, nil
+				}
+			}
+		}
 		old.def, old.kind, old.max, old.threshold, old.hidden = d, d.Kind, rr.MaxTokens, rr.ThresholdTokens, false
 		if d.Kind == KindCustom {
 			old.script = c.scripts[d.Script]
@@ -579,8 +589,9 @@ func (c *Context) applyLayout(sd *StageDef) error {
 			sum += old.entries[i].tokens
 			keepFrom = i
 		}
-		// Never split a turn group at the cut.
-		for keepFrom < len(old.entries) && old.entries[keepFrom].kind == EntryToolResult {
+		// Never split a turn group at the cut. (A custom region's routed
+		// results stand alone: no assistant turn leads them.)
+		for (d.Kind != KindCustom || old.name == "conversation") && keepFrom < len(old.entries) && old.entries[keepFrom].kind == EntryToolResult {
 			sum -= old.entries[keepFrom].tokens
 			keepFrom++
 		}

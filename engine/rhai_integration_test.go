@@ -36,14 +36,15 @@ func TestSeed001BrainRegion(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := c.RegionText("brain")
-	// Routed output is stored as text, so on_write keeps it whole; the
-	// render wraps every entry as an event in one user message.
+	// Routed output is a tool_result entry, so on_write trims the success
+	// to its first line; the render wraps every entry as an event in one
+	// user message.
 	if !strings.Contains(got, "ERROR: test failed") {
 		t.Fatalf("brain holds %q", got)
 	}
 	req := c.Assemble()
 	first := req.Messages[0].Blocks[0].Text
-	if !strings.HasPrefix(first, `<context><event kind="text">ok: built`) || !strings.HasSuffix(first, "</event></context>") {
+	if first != "<context><event kind=\"tool_result\">ok: built</event><event kind=\"tool_result\">ERROR: test failed\ndetails</event></context>" {
 		t.Fatalf("preamble message %q", first)
 	}
 	// Overflow: on_overflow drops the successes first, so the error survives.
@@ -173,4 +174,67 @@ fn on_overflow(ctx) { print("need " + ctx.needed_tokens); [] }
 			}
 		})
 	}
+}
+
+// A tool result routed into a custom region reaches its hooks, and its
+// render, as a tool_result entry: seed 001's brain.rhai keeps an error
+// verbatim and trims a success to its first line.
+func TestRoutedResultIsToolResultInCustomRegion(t *testing.T) {
+	brain, err := os.ReadFile("rhai/testdata/brain.rhai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		result  engine.ToolResult
+		want    string // the entry as stored and rendered
+		notWant string
+	}{
+		{"success is trimmed", engine.ToolResult{CallID: "a", Tool: "bash", Content: "ok: built\nline two\nline three"},
+			`<event kind="tool_result">ok: built</event>`, "line two"},
+		{"error is kept verbatim", engine.ToolResult{CallID: "a", Tool: "bash", Content: "ERROR: test failed\ndetails", IsError: true},
+			"<event kind=\"tool_result\">ERROR: test failed\ndetails</event>", "\x00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := customAgent(t, brain, 200)
+			c.AddUser("go")
+			if err := c.AddAssistant("", []engine.ToolCall{{ID: "a", Name: "bash", Args: json.RawMessage(`{}`)}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.AddToolResult(tt.result); err != nil {
+				t.Fatal(err)
+			}
+			req := c.Assemble()
+			got := req.Messages[0].Blocks[0].Text
+			if !strings.Contains(got, tt.want) || strings.Contains(got, tt.notWant) {
+				t.Fatalf("render %q: want %q without %q", got, tt.want, tt.notWant)
+			}
+			if w := warningsFor(c.Drain(), "brain"); len(w) > 0 {
+				t.Fatalf("warnings: %q", w)
+			}
+		})
+	}
+
+	t.Run("render sees the result's fields", func(t *testing.T) {
+		c := customAgent(t, []byte("fn render(ctx) { ctx.entries.map(|e| `${e.kind} ${e.tool_name} ${e.tool_call_id} ${e.is_error}`).join(\"|\") }"), 200)
+		if err := c.AddAssistant("", []engine.ToolCall{{ID: "x1", Name: "bash", Args: json.RawMessage(`{}`)}, {ID: "x2", Name: "grep", Args: json.RawMessage(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range []engine.ToolResult{{CallID: "x1", Tool: "bash", Content: "fine"}, {CallID: "x2", Tool: "grep", Content: "ERROR", IsError: true}} {
+			if _, err := c.AddToolResult(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var sys []string
+		for _, b := range c.Assemble().System {
+			if b.Region == "brain" {
+				sys = append(sys, b.Text)
+			}
+		}
+		want := "tool_result bash x1 false|tool_result grep x2 true"
+		if len(sys) != 1 || sys[0] != want {
+			t.Fatalf("brain renders %q, want %q", sys, want)
+		}
+	})
 }

@@ -141,6 +141,12 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		return routed, err
 	}
 	e := c.newEntry(EntryText, content)
+	if r.kind == KindCustom {
+		// Seed 001 hands a custom region's hooks a routed result as a
+		// tool_result entry (its brain.rhai trims successes by that kind);
+		// built-in regions keep it as text, which is how they render it.
+		e.kind, e.callID, e.tool, e.isError = EntryToolResult, tr.CallID, tool, tr.IsError
+	}
 	full := e.tokens
 	out, err := c.ladder(r, e)
 	if err != nil {
