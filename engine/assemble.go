@@ -887,7 +887,25 @@ func (c *Context) renderCustom(r *region) ([]Block, []Message) {
 		}
 		msgs = append(msgs, m)
 	}
-	if emitted > r.max {
+	if emitted <= r.max {
+		r.overBudget = 0
+		return blocks, msgs
+	}
+	// Warn once per distinct over-budget render, not at every assembly
+	// that re-sends it: a report counts conditions, not requests.
+	d := xxRound(uint64(r.max), uint64(len(blocks)))
+	for _, b := range blocks {
+		d = xxRound(d, b.Hash)
+	}
+	for _, m := range msgs {
+		d = xxRound(d, uint64(m.Role)<<8|uint64(len(m.Blocks)))
+		for _, b := range m.Blocks {
+			d = xxRound(d, b.Hash^uint64(b.Type))
+		}
+	}
+	d |= 1 // never 0, which means "not over budget"
+	if d != r.overBudget {
+		r.overBudget = d
 		c.warn(r.name, fmt.Sprintf("render emitted %d tokens, over the region's budget of %d; sent anyway", emitted, r.max))
 	}
 	return blocks, msgs

@@ -69,6 +69,9 @@ type region struct {
 	script    RegionScript
 	rend      rendered
 	lastStamp uint64 // the newest write into the region
+	// overBudget digests the last render warned about as over budget
+	// (0: the last render fitted), so an unchanged render warns once.
+	overBudget uint64
 }
 
 func (r *region) touch(from int) {

@@ -238,3 +238,40 @@ func TestRoutedResultIsToolResultInCustomRegion(t *testing.T) {
 		}
 	})
 }
+
+// A render over the region's budget warns once per distinct render, not at
+// every assembly that re-sends it.
+func TestOverBudgetRenderWarnsOncePerRender(t *testing.T) {
+	script := []byte("fn render(ctx) { let s = \"\"; for i in 0..60 { s += \"word \"; } for e in ctx.entries { s += e.content; } s }")
+	c := customAgent(t, script, 20)
+	count := func() int {
+		n := 0
+		for _, w := range warningsFor(c.Drain(), "brain") {
+			if strings.Contains(w, "over the region's budget") {
+				n++
+			}
+		}
+		return n
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want int
+	}{
+		{"first assembly warns", func() { c.Assemble() }, 1},
+		{"same render again is quiet", func() { c.Assemble(); c.Assemble(); c.Assemble() }, 0},
+		{"a changed render warns", func() {
+			if err := c.Write("brain", "new"); err != nil {
+				t.Fatal(err)
+			}
+			c.Assemble()
+			c.Assemble()
+		}, 1},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := count(); got != s.want {
+			t.Fatalf("%s: %d over-budget warnings, want %d", s.name, got, s.want)
+		}
+	}
+}
