@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tracePath := fs.String("trace", "", "trace `file` to replay: a canonical trace or a recorded session (any ctxsim convert format)")
-	workload := fs.String("workload", "", "built-in workload `name` ("+strings.Join(sim.BuiltinWorkloads(), ", ")+")")
+	workload := fs.String("workload", "", "synthetic workload `name` ("+strings.Join(workloads.Names(), ", ")+")")
+	params := fs.String("params", "", "workload parameters from a TOML `file` (default: the workload's embedded defaults)")
 	policy := fs.String("policy", "", "policy, e.g. flat, flat-compact(threshold=150000), regions:coder ("+strings.Join(sim.Policies(), ", ")+")")
 	model := fs.String("model", "claude-sonnet-5.5", "model profile `name` (see ctxsim models)")
 	models := fs.String("models", "", "extra model profiles from a TOML `file`")
@@ -49,6 +51,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if fs.NArg() > 0 {
 		return usagef("run: unexpected argument %q", fs.Arg(0))
+	}
+	if *params != "" && *workload == "" {
+		return usagef("run: --params needs --workload")
 	}
 	if (*tracePath == "") == (*workload == "") {
 		return usagef("run: give exactly one of --trace FILE or --workload NAME")
@@ -83,9 +88,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		defer t.Close()
 		src = t
 	default:
-		s, err := sim.BuiltinWorkload(*workload, *seed)
+		if !slices.Contains(workloads.Names(), *workload) {
+			return usagef("run: --workload %q: want one of %s", *workload, strings.Join(workloads.Names(), ", "))
+		}
+		s, err := workloads.Source(*workload, *seed, *params)
 		if err != nil {
-			return usagef("run: --workload: %v", err)
+			return fmt.Errorf("run: --workload %s: %w", *workload, err)
 		}
 		src = s
 	}

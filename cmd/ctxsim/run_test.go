@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/ctxsim/ctxsim/workloads"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,8 @@ func TestRunUsage(t *testing.T) {
 		{"bad parameter", []string{"run", "--workload", "needle", "--policy", "flat-compact(thresh=1)"}, 2, "thresh"},
 		{"bad model", []string{"run", "--workload", "needle", "--policy", "flat", "--model", "gpt-2"}, 2, "--model"},
 		{"bad workload", []string{"run", "--workload", "haystack", "--policy", "flat"}, 2, "--workload"},
+		{"params without workload", []string{"run", "--trace", "x", "--params", "p.toml", "--policy", "flat"}, 2, "--params needs --workload"},
+		{"missing params file", []string{"run", "--workload", "coder", "--params", "/nonexistent.toml", "--policy", "flat"}, 1, "nonexistent.toml"},
 		{"bad format", []string{"run", "--workload", "needle", "--policy", "flat", "--format", "xml"}, 2, "--format"},
 		{"bad window", []string{"run", "--workload", "needle", "--policy", "flat", "--window", "-5"}, 2, "--window"},
 		{"unknown flag", []string{"run", "--colour"}, 2, "colour"},
@@ -153,5 +156,27 @@ func TestRunSeries(t *testing.T) {
 	}
 	if _, errs, code := runCmd(t, "run", "--workload", "needle", "--policy", "flat", "--series", "/nonexistent/dir/s.csv"); code != 1 || !strings.Contains(errs, "--series") {
 		t.Errorf("exit %d, %q", code, errs)
+	}
+}
+
+// Every synthetic generator of the workloads package runs through the command,
+// and a user's parameter file changes the run.
+func TestRunEveryWorkload(t *testing.T) {
+	for _, w := range workloads.Names() {
+		t.Run(w, func(t *testing.T) {
+			o := runJSON(t, "run", "--workload", w, "--policy", "flat", "--window", "16384")
+			if o.Workload == "" || o.Metrics.Get("requests") <= 0 {
+				t.Errorf("workload %s: %+v, want a named run with requests", w, o)
+			}
+		})
+	}
+	params := filepath.Join(t.TempDir(), "chat.toml")
+	if err := os.WriteFile(params, []byte("scale = 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	def := runJSON(t, "run", "--workload", "chat", "--policy", "unbounded")
+	big := runJSON(t, "run", "--workload", "chat", "--params", params, "--policy", "unbounded")
+	if big.Metrics.Get("requests") <= def.Metrics.Get("requests") {
+		t.Errorf("scale = 2 gave %v requests, default %v: want more", big.Metrics.Get("requests"), def.Metrics.Get("requests"))
 	}
 }
