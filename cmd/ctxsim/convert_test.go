@@ -54,7 +54,7 @@ func TestConvertAndStatsOnSamples(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &st); err != nil {
 				t.Fatalf("stats is not JSON: %v\n%s", err, stdout)
 			}
-			for _, k := range []string{"format", "events", "user_messages", "assistant_turns", "tool_calls", "tool_results", "compactions", "usage_records", "probes"} {
+			for _, k := range []string{"format", "events", "system_events", "user_messages", "assistant_turns", "tool_calls", "tool_results", "compactions", "usage_records", "probes"} {
 				if _, ok := st[k]; !ok {
 					t.Errorf("stats lacks %q: %s", k, stdout)
 				}

@@ -9,11 +9,13 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/sim"
 	"github.com/ctxsim/ctxsim/sim/trace"
 	"github.com/ctxsim/ctxsim/workloads"
+	"github.com/ctxsim/ctxsim/workloads/importers"
 )
 
 // Fidelity (DESIGN.md §6): how well the simulator reproduces what a recorded
@@ -27,12 +29,19 @@ import (
 //     figure. Misses are listed with their cause.
 //   - messages only (Claude Code and the other importers): a flat replay's
 //     prompt tokens vs the recorded prompt (uncached + cache read + cache
-//     write), after one constant offset fitted on the first request (the
-//     system prompt and tool schemas a session file does not record); mean
+//     write), after one constant offset fitted on the first request; mean
 //     absolute % error up to the first recorded compaction, and over the
 //     whole session replaying the recorded compactions (as-recorded). Then
 //     flat-compact at Claude Code's threshold (window − 13K) on the recorded
 //     model's window: where it compacts vs where the agent did.
+//
+// The system prompt and tool schemas a session file does not record are in
+// the trace already: the importer sizes them from the first usage record
+// (meta system_estimated_tokens, an elided system event), so the replayed
+// requests carry them, the compaction threshold sees them, and the fitted
+// offset is what remains: close to zero (the tokenizer's count of the first
+// request's visible content against the importer's 4 bytes per token). It is
+// still fitted and reported, so that a reader sees the estimate hold.
 
 type fidelityReport struct {
 	File     string `json:"file"`
@@ -51,6 +60,9 @@ type fidelityReport struct {
 	Misses          []fidelityMiss `json:"misses,omitempty"`
 
 	// Message traces.
+	// SystemEstimated is the importer's estimate of the unrecorded system
+	// prompt and tool schemas (header meta), in tokens; 0 when recorded.
+	SystemEstimated    int     `json:"system_estimated_tokens,omitempty"`
 	Offset             int     `json:"prompt_offset_tokens,omitempty"`
 	FlatMAPE           float64 `json:"flat_prompt_mape_pct,omitempty"`
 	FlatUpTo           int     `json:"flat_requests_compared,omitempty"`
@@ -198,6 +210,13 @@ func fidelity(ctx context.Context, path string, opt workloads.ImportOptions, pro
 		return nil, err
 	}
 	rep := &fidelityReport{File: filepath.Base(path), Format: h.Source, Model: h.Model, Window: h.Window}
+	if v, ok := h.Meta[importers.MetaSystemEstimatedTokens]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s: header meta %s: want a token count, got %q", path, importers.MetaSystemEstimatedTokens, v)
+		}
+		rep.SystemEstimated = n
+	}
 	for _, r := range infs {
 		if r.usage != nil {
 			rep.Requests++
@@ -399,8 +418,8 @@ func messageFidelity(rep *fidelityReport, infs []recorded, run func(string) ([]s
 	rep.RecordedMAPE, _ = promptMAPE(infs, recd, modelOffsets(infs, recd, 1), 1)
 	// flat-compact at Claude Code's threshold (PEERS.md §B.6: the window less
 	// up to 20K reserved for output, less 13K); then with the threshold
-	// lowered by the offset, since the simulated requests lack the system
-	// prompt and tools that the agent counted; then also in scaled tokens.
+	// lowered by the offset (whatever of the system prompt and tools the
+	// trace still lacks); then also in scaled tokens.
 	rep.Threshold = prof.Window - min(20000, prof.MaxOutput) - 13000
 	at := func(policy string) (int, error) {
 		s, _, err := run(policy)
@@ -487,6 +506,9 @@ func printFidelity(w io.Writer, r *fidelityReport) {
 		}
 	}
 	if r.FlatUpTo > 0 {
+		if r.SystemEstimated > 0 {
+			fmt.Fprintf(w, "  system prompt and tool schemas not recorded: estimated by the importer at %d tokens from the first usage record\n", r.SystemEstimated)
+		}
 		fmt.Fprintf(w, "  flat replay: prompt tokens mean abs error %.2f%% over %d requests (offset %+d tokens fitted on request 1)\n", r.FlatMAPE, r.FlatUpTo, r.Offset)
 		if r.Scale > 0 {
 			fmt.Fprintf(w, "  with a tokenizer scale %.4f fitted on requests 2-%d: mean abs error %.2f%% over requests %d-%d\n", r.Scale, r.ScaledFrom-1, r.ScaledMAPE, r.ScaledFrom, r.FlatUpTo)

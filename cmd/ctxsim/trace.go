@@ -67,7 +67,7 @@ func printCounts(w io.Writer, path string, c *importers.Counts) {
 		k string
 		v any
 	}{
-		{"format", c.Format}, {"events", c.Events}, {"user messages", c.UserMessages},
+		{"format", c.Format}, {"events", c.Events}, {"system events", c.SystemEvents}, {"user messages", c.UserMessages},
 		{"assistant turns", c.AssistantTurns}, {"tool calls", c.ToolCalls}, {"tool results", c.ToolResults},
 		{"compactions", c.Compactions}, {"usage records", c.UsageRecords}, {"probes", c.Probes},
 		{"first time", c.FirstTime}, {"last time", c.LastTime},

@@ -31,6 +31,7 @@ type aiderTool struct {
 }
 
 func importAider(b *builder, br *bufio.Reader) error {
+	b.estimateSystem() // the history has no system prompt, repo map or file contents
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	var (

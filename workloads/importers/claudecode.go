@@ -145,6 +145,7 @@ type ccResult struct {
 func (c *ccChain) open() bool { return c.id != "" }
 
 func importClaudeCode(b *builder, br *bufio.Reader) error {
+	b.estimateSystem() // the session file has no system prompt or tool schemas
 	ls := newLines(br)
 	var chains [2]ccChain // 0 main, 1 sidechain
 	for i := range chains {

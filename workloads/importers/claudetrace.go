@@ -248,6 +248,21 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 		b.side++
 		return nil
 	}
+	if conv.prevN == 0 {
+		// The system prompt and tool schemas, as the conversation's first
+		// request sent them (texts already redacted); later requests of the
+		// conversation carry the same ones.
+		for _, bl := range req.System {
+			if err := b.out(&trace.Event{Kind: trace.KindSystem, T: t, Text: bl.Text, Sidechain: conv.side}); err != nil {
+				return err
+			}
+		}
+		if req.Tools != "" {
+			if err := b.out(&trace.Event{Kind: trace.KindSystem, T: t, Text: req.Tools, Sidechain: conv.side}); err != nil {
+				return err
+			}
+		}
+	}
 	if conv.prevN == 0 || restart {
 		conv.first, conv.tools = firstH, toolsH
 	}

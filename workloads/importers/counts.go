@@ -9,10 +9,13 @@ import (
 
 // Counts summarises a canonical trace; `ctxsim trace stats` prints it.
 type Counts struct {
-	Format         string `json:"format"`
-	Events         int    `json:"events"`
-	UserMessages   int    `json:"user_messages"` // task and user events
-	AssistantTurns int    `json:"assistant_turns"`
+	Format       string `json:"format"`
+	Events       int    `json:"events"`
+	UserMessages int    `json:"user_messages"` // task and user events
+	// SystemEvents counts the main agent's system prompt and tool schema
+	// blocks, recorded or estimated (Claude Code, Aider: one elided block).
+	SystemEvents   int `json:"system_events"`
+	AssistantTurns int `json:"assistant_turns"`
 	// ToolCalls counts the distinct calls of the main agent (sidechain events
 	// of subagents excluded).
 	ToolCalls    int    `json:"tool_calls"`
@@ -39,6 +42,10 @@ func (c *Counts) Add(e *trace.Event) {
 	case trace.KindTask, trace.KindUser:
 		if !e.Sidechain {
 			c.UserMessages++
+		}
+	case trace.KindSystem:
+		if !e.Sidechain {
+			c.SystemEvents++
 		}
 	case trace.KindAssistant:
 		if e.Sidechain {

@@ -18,6 +18,28 @@
 // probes (package probes). Secrets are masked by default (package redact)
 // without changing any length.
 //
+// System prompt and tool schemas. They occupy the window before the first
+// message, so every format carries them: as system events with their text
+// where the recording has them (claude-trace request bodies: each system
+// block and the tool list; an Anthropic Messages request; OpenAI system and
+// developer messages; SWE-agent history; OpenHands SystemPromptEvent prompt
+// and tools; Codex session_meta instructions). Claude Code session files and
+// Aider histories do not record them; for these the importer estimates them
+// from the first usage record of the main agent: its recorded prompt tokens
+// (uncached + cache read + cache write) less the tokens of the content that
+// request visibly carried (the task, injected notices, anything before it),
+// counted at 4 bytes per token. The result is the trace's first event, a
+// system event of elided content whose Size is that many tokens times 4
+// bytes (the density the simulator's tokenizers charge elided content), with
+// id "e0"; the header Meta records it (system_estimated_tokens, and
+// system_estimate_basis with the figures used). The estimate also takes in
+// whatever else the first request carried unrecorded (Claude Code's
+// environment block, CLAUDE.md; a compaction side-conversation's history;
+// Aider's repo map and added files). Without a main-agent usage record (a
+// subagent's does not count) there is no estimate and no such event. Events
+// before the first usage record are held back to put the estimate first:
+// at most 4096 of them, after which the import goes on without it.
+//
 // Lenient mode skips a bad line with a warning that names the file and line
 // (a *trace.ParseError); Options.Strict stops there.
 package importers

@@ -19,6 +19,17 @@ import (
 	"github.com/ctxsim/ctxsim/workloads/importers/redact"
 )
 
+// Header Meta keys of the system prompt estimate (formats that do not record
+// the system prompt: Claude Code, Aider).
+const (
+	// MetaSystemEstimatedTokens is the estimated size of the unrecorded
+	// system prompt and tool schemas in tokens; the trace's first event is
+	// a system event of elided content, 4 bytes per token.
+	MetaSystemEstimatedTokens = "system_estimated_tokens"
+	// MetaSystemEstimateBasis says how the estimate was made.
+	MetaSystemEstimateBasis = "system_estimate_basis"
+)
+
 // Options control an import.
 type Options struct {
 	// Format forces a format; FormatUnknown detects it.
@@ -128,7 +139,24 @@ type builder struct {
 	skipped  int
 	side     int
 	counts   Counts
+
+	// Formats that do not record the system prompt (Claude Code, Aider)
+	// hold their first events until the first main-agent usage, then emit
+	// an elided system event sized from it ahead of them (estimateSystem).
+	holding bool
+	held    []*trace.Event
+	visible int // tokens (4 bytes each) of main-chain content held
 }
+
+// maxHeld bounds the events held while waiting for the first usage record:
+// a file whose main agent reports none that early gets no estimate, rather
+// than being held whole.
+const maxHeld = 1 << 12
+
+// bytesPerToken converts between the estimated system prompt's tokens and
+// the bytes of its elided event: the density of English text under BPE
+// tokenizers, and what the simulator's tokenizers charge for elided content.
+const bytesPerToken = 4
 
 func newBuilder(name string, f Format, opt *Options, emit func(*trace.Event) error) (*builder, error) {
 	tm, err := NewToolMap(opt.ToolMap)
@@ -172,6 +200,9 @@ func (b *builder) note(line int, format string, args ...any) {
 }
 
 func (b *builder) finish() (trace.Header, Stats, error) {
+	if err := b.release(); err != nil {
+		return trace.Header{}, Stats{}, err
+	}
 	h := b.hdr
 	if !b.hdrSet {
 		if b.haveT0 {
@@ -258,8 +289,82 @@ func (b *builder) out(e *trace.Event) error {
 	}
 	b.lastT = e.T
 	b.lastID = e.ID
+	if b.holding {
+		return b.hold(e)
+	}
 	b.counts.Add(e)
 	return b.emit(e)
+}
+
+// estimateSystem makes the import emit an elided system event for the
+// system prompt and tool schemas the format does not record (see hold).
+func (b *builder) estimateSystem() { b.holding = true }
+
+// hold keeps e back until the first main-agent usage record. That record's
+// prompt tokens, less the tokens of the content held (what the request
+// visibly carried), are the system prompt and tool schemas: they are
+// emitted first as a system event of elided content, at 4 bytes per token.
+func (b *builder) hold(e *trace.Event) error {
+	if e.Kind == trace.KindUsage && !e.Sidechain && e.Usage != nil && !e.Usage.Side {
+		if est := e.Usage.Prompt - b.visible; est > 0 {
+			t := e.T
+			if len(b.held) > 0 {
+				t = b.held[0].T
+			}
+			b.hdr.Meta[MetaSystemEstimatedTokens] = strconv.Itoa(est)
+			b.hdr.Meta[MetaSystemEstimateBasis] = fmt.Sprintf("first request: %d prompt tokens recorded - %d tokens of its recorded content (at %d bytes per token)", e.Usage.Prompt, b.visible, bytesPerToken)
+			sys := &trace.Event{Kind: trace.KindSystem, ID: "e0", T: t, Size: est * bytesPerToken}
+			b.counts.Add(sys)
+			if err := b.emit(sys); err != nil {
+				return err
+			}
+		}
+		b.held = append(b.held, e)
+		return b.release()
+	}
+	if !e.Sidechain {
+		b.visible += contentTokens(e)
+	}
+	b.held = append(b.held, e)
+	if len(b.held) > maxHeld {
+		return b.release()
+	}
+	return nil
+}
+
+// release stops holding and emits what was held.
+func (b *builder) release() error {
+	b.holding = false
+	held := b.held
+	b.held = nil
+	for _, e := range held {
+		b.counts.Add(e)
+		if err := b.emit(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contentTokens is what an event adds to the context, at 4 bytes per token:
+// its text (an assistant turn's calls rendered as the simulator renders
+// them), or a compaction's summary.
+func contentTokens(e *trace.Event) int {
+	n := 0
+	switch e.Kind {
+	case trace.KindTask, trace.KindUser, trace.KindSystem, trace.KindToolResult:
+		n = len(e.Text) + e.Size
+	case trace.KindAssistant:
+		n = len(e.Text) + e.Size
+		for _, c := range e.ToolCalls {
+			n += 1 + len(`<tool_use id="" name=""></tool_use>`) + len(c.ID) + len(c.Name) + len(c.Args) // "\n" + rendering
+		}
+	case trace.KindCompaction:
+		if e.Compaction != nil {
+			n = len(e.Compaction.Summary)
+		}
+	}
+	return (n + bytesPerToken - 1) / bytesPerToken
 }
 
 // user emits a human turn; the first one that is not an injected notice is

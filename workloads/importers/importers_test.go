@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,6 +145,17 @@ func clipS(s string) string {
 //	    compactions = grep -c '^# aider chat started at' minus one (each new
 //	    session starts with an empty chat)
 //	swe-agent: tool calls = jq '.trajectory|length' (one action per step)
+//	system events: claude-trace, jq '.request.body | select(.model==
+//	    "claude-sonnet-4-20250514") | [(.system|length), (.tools|length>0)]' on
+//	    the first main request: 2 system blocks + 1 tool schema list; SWE-agent,
+//	    jq '[.history[]|select(.role=="system")]|length' = 1; Claude Code and
+//	    Aider record none, so the importer adds one estimated block.
+//	system estimate: the first main usage (Claude Code: jq 'select(.type==
+//	    "assistant" and (.isSidechain|not)) | .message.usage | .input_tokens +
+//	    .cache_creation_input_tokens + .cache_read_input_tokens' F | head -1;
+//	    Aider: the first "> Tokens: 3.2k sent") less ceil(bytes/4) of the task,
+//	    the only content before it (printf %s "$task" | wc -c: 148, 21, 148 and
+//	    143 bytes).
 //
 // They agree with PROVENANCE.md (150, 186 and 242 tool calls; 139, 152 and
 // 217 responses; 49 user messages and 39 model calls for Aider).
@@ -152,14 +165,16 @@ func TestRealSampleCounts(t *testing.T) {
 		format                                     Format
 		toolCalls, usage, compactions, users, side int
 		checkUsers                                 bool
+		system                                     int
+		systemTokens                               int // estimated; 0: recorded, or not checked
 	}{
-		{file: "cc-spotter-4d5611e5.jsonl", format: FormatClaudeCode, toolCalls: 150, usage: 139, compactions: 1},
-		{file: "cc-spotter-258c7280.jsonl", format: FormatClaudeCode, toolCalls: 186, usage: 152, compactions: 1},
-		{file: "cc-spotter-ae4a77f8.jsonl", format: FormatClaudeCode, toolCalls: 242, usage: 217, compactions: 1},
-		{file: "cc-spotter-4d5611e5.agent-acompact-e1f845.jsonl", format: FormatClaudeCode, toolCalls: 0, usage: 1, compactions: 0},
-		{file: "api-claudetrace-cc106-test-traffic.jsonl", format: FormatClaudeTrace, toolCalls: 12, usage: 17, compactions: 1, side: 47},
-		{file: "aider-afi-core.chat.history.md", format: FormatAider, usage: 39, users: 49, checkUsers: true, toolCalls: -1, compactions: 8},
-		{file: "swe-gpt4-pydicom-1458.traj", format: FormatSWEAgent, toolCalls: 12, usage: 0, compactions: 0},
+		{file: "cc-spotter-4d5611e5.jsonl", format: FormatClaudeCode, toolCalls: 150, usage: 139, compactions: 1, system: 1, systemTokens: 26450 - 37},
+		{file: "cc-spotter-258c7280.jsonl", format: FormatClaudeCode, toolCalls: 186, usage: 152, compactions: 1, system: 1, systemTokens: 25882 - 6},
+		{file: "cc-spotter-ae4a77f8.jsonl", format: FormatClaudeCode, toolCalls: 242, usage: 217, compactions: 1, system: 1, systemTokens: 26010 - 37},
+		{file: "cc-spotter-4d5611e5.agent-acompact-e1f845.jsonl", format: FormatClaudeCode, toolCalls: 0, usage: 1, compactions: 0, system: 1},
+		{file: "api-claudetrace-cc106-test-traffic.jsonl", format: FormatClaudeTrace, toolCalls: 12, usage: 17, compactions: 1, side: 47, system: 3},
+		{file: "aider-afi-core.chat.history.md", format: FormatAider, usage: 39, users: 49, checkUsers: true, toolCalls: -1, compactions: 8, system: 1, systemTokens: 3200 - 36},
+		{file: "swe-gpt4-pydicom-1458.traj", format: FormatSWEAgent, toolCalls: 12, usage: 0, compactions: 0, system: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -174,7 +189,19 @@ func TestRealSampleCounts(t *testing.T) {
 			if got, err := Detect(path, head[:n]); err != nil || got != tt.format {
 				t.Fatalf("Detect = %v, %v; want %v", got, err, tt.format)
 			}
-			_, st := convert(t, path, Options{Strict: true})
+			out, st := convert(t, path, Options{Strict: true})
+			if st.SystemEvents != tt.system {
+				t.Errorf("system events = %d, want %d", st.SystemEvents, tt.system)
+			}
+			if tt.systemTokens > 0 {
+				h, evs := readTrace(t, out)
+				if got := h.Meta[MetaSystemEstimatedTokens]; got != strconv.Itoa(tt.systemTokens) {
+					t.Errorf("meta %s = %q, want %d", MetaSystemEstimatedTokens, got, tt.systemTokens)
+				}
+				if e := evs[0]; e.Kind != trace.KindSystem || e.Text != "" || e.Size != 4*tt.systemTokens {
+					t.Errorf("first event %s %q size %d, want a system event of %d elided bytes", e.Kind, clipS(e.Text), e.Size, 4*tt.systemTokens)
+				}
+			}
 			if tt.toolCalls >= 0 && st.ToolCalls != tt.toolCalls {
 				t.Errorf("tool calls = %d, want %d", st.ToolCalls, tt.toolCalls)
 			}
@@ -508,5 +535,137 @@ func TestClaudeTraceRefusedRequest(t *testing.T) {
 	}
 	if st.UsageRecords != 0 || len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "status 529") {
 		t.Errorf("usage %d, warnings %v; want none and one naming the status", st.UsageRecords, warnings)
+	}
+}
+
+// readTrace parses a canonical trace.
+func readTrace(t *testing.T, out []byte) (trace.Header, []trace.Event) {
+	t.Helper()
+	r := trace.NewReader(bytes.NewReader(out), "out")
+	h, err := r.Header()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []trace.Event
+	for r.Scan() {
+		evs = append(evs, *r.Event())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return h, evs
+}
+
+// Every format carries its system prompt and tool schemas into the trace:
+// as text where the recording has them, as one elided block estimated from
+// the first usage record where it does not (Claude Code, Aider), and ahead
+// of the first request either way.
+func TestSystemPrompts(t *testing.T) {
+	tests := []struct {
+		file      string
+		text      []string // a substring of each recorded system event, in order
+		estimated int      // tokens of the estimated block; 0: recorded
+	}{
+		{file: "claude-trace.cc106-test-traffic.lines1-8.jsonl", text: []string{"You are Claude Code", "interactive CLI tool", `"name":"Task"`}},
+		{file: "anthropic-messages.handmade-from-TRACES.json", text: []string{"You are a careful SRE", `"name":"bash"`}},
+		{file: "openai-chat.handmade-from-TRACES.json", text: []string{"You are a helpful coding assist"}},
+		{file: "codex.handmade-from-TRACES.jsonl", text: []string{"## Skills"}},
+		{file: "codex-legacy.handmade-from-TRACES.jsonl", text: []string{"You are a coding agent"}},
+		{file: "openhands.handmade-from-TRACES/events.json", text: []string{"You are OpenHands agent", `"type": "function"`}},
+		{file: "swe-agent-0.x.pydicom-1458.history0-6.traj", text: []string{"SETTING: You are an autonomous programmer"}},
+		{file: "swe-agent-1.1.handmade-from-TRACES.traj", text: []string{"You are a helpful assistant"}},
+		// The fixture's first main usage: 3 + 11442 + 15005 = 26450 prompt
+		// tokens; the task before it is 148 bytes, 37 tokens.
+		{file: "claude-code.cc-spotter-4d5611e5.lines1-26+754-770.jsonl", estimated: 26450 - 37},
+		// "> Tokens: 3.2k sent" after a 143-byte task (36 tokens).
+		{file: "aider.afi-core.lines1-120.md", estimated: 3200 - 36},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			out, _ := convert(t, filepath.Join("testdata", tt.file), Options{})
+			h, evs := readTrace(t, out)
+			var sys []trace.Event
+			firstReq := -1
+			for i, e := range evs {
+				switch {
+				case e.Kind == trace.KindSystem:
+					if firstReq >= 0 {
+						t.Errorf("system event %s after the first request", e.ID)
+					}
+					sys = append(sys, e)
+				case e.Kind == trace.KindAssistant && firstReq < 0:
+					firstReq = i
+				}
+			}
+			if tt.estimated > 0 {
+				if len(sys) != 1 || sys[0].Text != "" || sys[0].Size != 4*tt.estimated {
+					t.Fatalf("system events %+v, want one of %d elided bytes", sys, 4*tt.estimated)
+				}
+				if got := h.Meta[MetaSystemEstimatedTokens]; got != strconv.Itoa(tt.estimated) || h.Meta[MetaSystemEstimateBasis] == "" {
+					t.Errorf("meta %v, want %s=%d and its basis", h.Meta, MetaSystemEstimatedTokens, tt.estimated)
+				}
+				return
+			}
+			if len(sys) != len(tt.text) {
+				t.Fatalf("%d system events, want %d", len(sys), len(tt.text))
+			}
+			for i, e := range sys {
+				if e.Text == "" || !strings.Contains(e.Text, tt.text[i]) {
+					t.Errorf("system event %d = %q, want recorded text containing %q", i, clipS(e.Text), tt.text[i])
+				}
+			}
+			if _, ok := h.Meta[MetaSystemEstimatedTokens]; ok {
+				t.Errorf("recorded system prompt, yet an estimate in meta: %v", h.Meta)
+			}
+		})
+	}
+}
+
+// The estimate needs a usage record of the main agent: none without one, and
+// a subagent's (sidechain) usage does not count.
+func TestSystemEstimateNeedsMainUsage(t *testing.T) {
+	const task = `{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"fix the bug"}}`
+	reply := func(id string, side bool, usage string) string {
+		return fmt.Sprintf(`{"type":"assistant","uuid":"a%s","isSidechain":%t,"timestamp":"2026-01-01T00:00:01Z","message":{"id":"%s","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"ok"}]%s}}`, id, side, id, usage)
+	}
+	const u = `,"usage":{"input_tokens":10,"cache_creation_input_tokens":990,"cache_read_input_tokens":0,"output_tokens":5}`
+	tests := []struct {
+		name  string
+		lines []string
+		want  int // estimated tokens; 0: no system event
+	}{
+		{"no usage", []string{task, reply("m1", false, "")}, 0},
+		{"main usage", []string{task, reply("m1", false, u)}, 1000 - 3}, // "fix the bug": 11 bytes, 3 tokens
+		{"sidechain usage first", []string{task, reply("s1", true, `,"usage":{"input_tokens":50}`), reply("m1", false, u)}, 1000 - 3},
+		{"usage smaller than the content", []string{task, reply("m1", false, `,"usage":{"input_tokens":2}`)}, 0},
+		// Held events are bounded: a usage record after maxHeld of them comes
+		// too late for an estimate.
+		{"usage too late", append(slices.Repeat([]string{task}, maxHeld+1), reply("m1", false, u)), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := strings.Join(tt.lines, "\n") + "\n"
+			var evs []trace.Event
+			h, st, err := Import(strings.NewReader(in), "s.jsonl", Options{Format: FormatClaudeCode, Sidechains: true}, func(e *trace.Event) error {
+				evs = append(evs, *e)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != st.Events {
+				t.Fatalf("%d events emitted, stats count %d", len(evs), st.Events)
+			}
+			got := 0
+			if evs[0].Kind == trace.KindSystem {
+				got = evs[0].Size / 4
+			}
+			if got != tt.want || (tt.want > 0) != (st.SystemEvents == 1) {
+				t.Errorf("estimated %d tokens (%d system events, first event %s), want %d", got, st.SystemEvents, evs[0].Kind, tt.want)
+			}
+			if tt.want > 0 && h.Meta[MetaSystemEstimatedTokens] != strconv.Itoa(tt.want) {
+				t.Errorf("meta %v", h.Meta)
+			}
+		})
 	}
 }
