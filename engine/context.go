@@ -272,11 +272,16 @@ func (c *Context) Stage() string {
 
 // Occupancy lists every region's use, in assembly order.
 func (c *Context) Occupancy() []RegionUsage {
-	out := make([]RegionUsage, len(c.regions))
-	for i, r := range c.regions {
-		out[i] = RegionUsage{Name: r.name, Kind: r.kind, Tokens: r.tokens, MaxTokens: r.max, Entries: len(r.entries), Hidden: r.hidden}
+	return c.AppendOccupancy(make([]RegionUsage, 0, len(c.regions)))
+}
+
+// AppendOccupancy is Occupancy appended to dst, for a caller that asks on
+// every request and reuses its slice.
+func (c *Context) AppendOccupancy(dst []RegionUsage) []RegionUsage {
+	for _, r := range c.regions {
+		dst = append(dst, RegionUsage{Name: r.name, Kind: r.kind, Tokens: r.tokens, MaxTokens: r.max, Entries: len(r.entries), Hidden: r.hidden})
 	}
-	return out
+	return dst
 }
 
 // RegionText returns a region's entries joined by blank lines.

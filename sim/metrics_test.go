@@ -218,3 +218,32 @@ func TestMetricsEmptyRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestCommonPrefix(t *testing.T) {
+	long := strings.Repeat("abcdefgh", 200) // 1,600 bytes: several 256-byte steps
+	tests := []struct {
+		name string
+		a, b string
+		want int
+	}{
+		{"empty", "", "abc", 0},
+		{"equal", "abc", "abc", 3},
+		{"one is a prefix", "ab", "abc", 2},
+		{"differ at first byte", "xbc", "abc", 0},
+		{"differ in the middle", "abXd", "abcd", 2},
+		{"long, differ late", long + "x", long + "y", len(long)},
+		{"long, differ inside a step", long[:700] + "!" + long[701:], long, 700},
+		{"long, differ at a step boundary", long[:512] + "!" + long[513:], long, 512},
+		{"long prefix of longer", long, long + "tail", len(long)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := commonPrefix(tt.a, tt.b); got != tt.want {
+				t.Fatalf("commonPrefix = %d, want %d", got, tt.want)
+			}
+			if got := commonPrefix(tt.b, tt.a); got != tt.want {
+				t.Fatalf("commonPrefix (swapped) = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

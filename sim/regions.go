@@ -44,6 +44,7 @@ type regionPolicy struct {
 	req    Request
 	nreq   int
 	warned map[string]bool
+	occ    []engine.RegionUsage // reused by every request
 }
 
 // loadBlueprint reads regions:<arg>: an embedded blueprint name, or a path.
@@ -349,7 +350,8 @@ func (p *regionPolicy) request() *Request {
 		}
 	}
 	p.prev = append(p.prev[:0], p.req.Blocks...)
-	for _, u := range p.ctx.Occupancy() {
+	p.occ = p.ctx.AppendOccupancy(p.occ[:0])
+	for _, u := range p.occ {
 		if u.Tokens > 0 {
 			p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
 		}

@@ -697,10 +697,7 @@ func (m *meter) commonTokens(a, b *Block) int {
 	if a.Text == "" || b.Text == "" {
 		return 0
 	}
-	i := 0
-	for i < len(a.Text) && i < len(b.Text) && a.Text[i] == b.Text[i] {
-		i++
-	}
+	i := commonPrefix(a.Text, b.Text)
 	if i == 0 {
 		return 0
 	}
@@ -709,6 +706,26 @@ func (m *meter) commonTokens(a, b *Block) int {
 		n-- // the token that straddles the divergence is not shared
 	}
 	return max(0, min(n, a.Tokens, b.Tokens))
+}
+
+// commonPrefix is the length of the common prefix of a and b. A growing
+// chunk shares kilobytes with its previous version: comparing 256 bytes at
+// a time (a vectorised memequal) before the last bytes one by one is many
+// times faster than a byte loop.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	if a[:n] == b[:n] {
+		return n
+	}
+	const step = 256
+	i := 0
+	for i+step <= n && a[i:i+step] == b[i:i+step] {
+		i += step
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 func (m *meter) probe(p *pendingProbe, hit bool) {
