@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
@@ -44,16 +45,22 @@ func (e *env) newBlock(kind BlockKind, id, text string, size int, facts []trace.
 
 // newBlockHashed is newBlock for content whose hash is known already.
 func (e *env) newBlockHashed(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64) *Block {
+	tokens := e.tok.CountBytes(size)
+	if text != "" {
+		tokens = countText(e.tok, text)
+	}
+	return e.newBlockCounted(kind, id, text, size, facts, hash, tokens)
+}
+
+// newBlockCounted is newBlockHashed for content whose tokens are counted
+// already.
+func (e *env) newBlockCounted(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64, tokens int) *Block {
 	b := &Block{ID: id, Kind: kind, Text: text, Size: size, since: -1, nextUse: -1,
 		exempt: kind == BlockTask || kind == BlockSystem, Refetched: e.refetching}
 	if len(facts) > 0 {
 		b.Facts = append([]trace.Fact(nil), facts...)
 	}
-	if text != "" {
-		b.Tokens = countText(e.tok, text)
-	} else {
-		b.Tokens = e.tok.CountBytes(size)
-	}
+	b.Tokens = tokens
 	b.Hash = hash
 	st, known := e.content[id]
 	if !known {
@@ -377,20 +384,77 @@ func (f *future) nextUse(id string) int {
 // countText counts text with tok, except that runs of the filler that stands
 // in for elided content count as bytes (a BPE would make a few tokens of them).
 func countText(tok Tokenizer, text string) int {
-	const run = "~~~~~~~~~~~~~~~~"
-	i := strings.Index(text, run)
-	if i < 0 {
-		return tok.Count(text)
-	}
-	n := 0
-	for i >= 0 {
-		n += tok.Count(text[:i])
+	n, _, _, _ := countSegments(tok, text, 0, 0)
+	return n
+}
+
+// fillerMark is the shortest run of fillerByte counted as bytes.
+const fillerMark = "~~~~~~~~~~~~~~~~"
+
+// countSegments is countText from offset from, where before tokens were
+// counted for text[:from] (from must start a segment). It also returns where
+// the text's last segment starts and the tokens before it: what follows can
+// change if the text grows, what precedes cannot; open reports that the last
+// segment is a run of filler reaching the end of text. Each segment (plain
+// text, or a run of filler) is counted on its own, so the sum resumes
+// exactly.
+func countSegments(tok Tokenizer, text string, from, before int) (n, last, beforeLast int, open bool) {
+	n, pos := before, from
+	for {
+		i := strings.Index(text[pos:], fillerMark)
+		if i < 0 {
+			break
+		}
+		i += pos
+		n += tok.Count(text[pos:i])
 		j := i + fillerRun(text[i:]) // end of the run
+		if j == len(text) {
+			// The run may go on as the text grows.
+			return n + tok.CountBytes(j-i), i, n, true
+		}
 		n += tok.CountBytes(j - i)
-		text = text[j:]
-		i = strings.Index(text, run)
+		pos = j
 	}
-	return n + tok.Count(text)
+	return n + tok.Count(text[pos:]), pos, n, false
+}
+
+// grownCount remembers the last text counted for a block that grows by
+// appending (a region's open last chunk), so that counting its next version
+// scans only what follows the last segment.
+type grownCount struct {
+	text       string // the text counted
+	last       int    // where its last segment starts
+	beforeLast int    // tokens of text[:last]
+	open       bool   // the last segment is a run of filler reaching the end
+}
+
+// count counts text as countText does. A text that extends the counted one
+// resumes at its last segment; it is known to extend it at once when it
+// shares its bytes (same data pointer: strings are immutable), else by one
+// comparison, which costs far less than scanning for filler.
+func (g *grownCount) count(tok Tokenizer, text string) int {
+	old := g.text
+	extends := len(old) > 0 && len(text) >= len(old) &&
+		(unsafe.StringData(text) == unsafe.StringData(old) || text[:len(old)] == old)
+	if !extends {
+		n, last, beforeLast, open := countSegments(tok, text, 0, 0)
+		*g = grownCount{text: text, last: last, beforeLast: beforeLast, open: open}
+		return n
+	}
+	if g.open {
+		// The run went on to len(old): only the bytes after it are new.
+		j := len(old) + fillerRun(text[len(old):])
+		if j == len(text) {
+			g.text = text
+			return g.beforeLast + tok.CountBytes(j-g.last)
+		}
+		n, last, beforeLast, open := countSegments(tok, text, j, g.beforeLast+tok.CountBytes(j-g.last))
+		*g = grownCount{text: text, last: last, beforeLast: beforeLast, open: open}
+		return n
+	}
+	n, last, beforeLast, open := countSegments(tok, text, g.last, g.beforeLast)
+	*g = grownCount{text: text, last: last, beforeLast: beforeLast, open: open}
+	return n
 }
 
 // fillerRun is the length of the run of fillerByte that starts s: compared a

@@ -45,6 +45,7 @@ type regionPolicy struct {
 	nreq   int
 	warned map[string]bool
 	occ    []engine.RegionUsage // reused by every request
+	grown  map[string]*grownCount // per region: its last system block counted
 }
 
 // loadBlueprint reads regions:<arg>: an embedded blueprint name, or a path.
@@ -78,7 +79,7 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 	p := &regionPolicy{env: e, bp: bp,
 		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
 		callEvent: map[string]string{}, refetched: map[string]bool{}, kinds: map[string]engine.Kind{},
-		cache: map[uint64]*Block{}, warned: map[string]bool{}}
+		cache: map[uint64]*Block{}, warned: map[string]bool{}, grown: map[string]*grownCount{}}
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.
 	probe := p.opt
@@ -267,7 +268,19 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		}
 	}
 	// The engine hashed the content already; the key adds region, role and type.
-	b := p.env.newBlockHashed(kind, id, text, 0, nil, key)
+	var b *Block
+	if eb.Role == engine.RoleSystem && eb.Type == engine.BlockText && text != "" {
+		// A region's open last chunk grows by appending: count only what
+		// follows the part counted for its previous version.
+		g := p.grown[eb.Region]
+		if g == nil {
+			g = &grownCount{}
+			p.grown[eb.Region] = g
+		}
+		b = p.env.newBlockCounted(kind, id, text, 0, nil, key, g.count(p.env.tok, text))
+	} else {
+		b = p.env.newBlockHashed(kind, id, text, 0, nil, key)
+	}
 	b.Region = eb.Region
 	b.key = key
 	if eb.Role == engine.RoleSystem && p.kinds[eb.Region] == engine.KindPinned {

@@ -1,0 +1,59 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// oddTokenizer counts in a way that is neither additive nor bytes/N, so a
+// resumed count only matches if segments are counted exactly as countText
+// counts them.
+type oddTokenizer struct{}
+
+func (oddTokenizer) Name() string          { return "odd" }
+func (oddTokenizer) Count(text string) int { return len(strings.Fields(text)) + len(text)%3 }
+func (oddTokenizer) CountBytes(n int) int  { return n/7 + 1 }
+
+// A region's open chunk grows by appending to one buffer (or is copied):
+// counting each version with grownCount (which resumes at the last segment)
+// gives exactly countText's figure, with filler runs that start, continue
+// and end at the seams between appends.
+func TestGrownCountMatchesCountText(t *testing.T) {
+	pieces := []string{"", "plain text ", "~", "~~~~~~~~", strings.Repeat("~", 16), strings.Repeat("~", 300), "\n\nnext entry", "x", "~~~~~~~~~~~~~~~ fifteen"}
+	toks := []Tokenizer{oddTokenizer{}}
+	for _, name := range []string{"bytes/4", "bytes/3.5"} {
+		tok, err := NewTokenizer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks = append(toks, tok)
+	}
+	for _, tok := range toks {
+		t.Run(tok.Name(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, uint64(len(tok.Name()))))
+			for trial := range 200 {
+				var b strings.Builder
+				var g grownCount
+				for step := range 12 {
+					b.WriteString(pieces[rng.IntN(len(pieces))])
+					text := b.String()
+					if step%3 == 2 {
+						text = strings.Clone(text) // an extension in other bytes
+					}
+					if got, want := g.count(tok, text), countText(tok, text); got != want {
+						t.Fatalf("trial %d step %d: grown count %d, countText %d, text %q", trial, step, got, want, text)
+					}
+				}
+				// A different text (not an extension) is counted afresh.
+				other := strings.Repeat("~", 40) + "tail"
+				if got, want := g.count(tok, other), countText(tok, other); got != want {
+					t.Fatalf("unrelated text: %d, want %d", got, want)
+				}
+				if got := g.count(tok, ""); got != countText(tok, "") {
+					t.Fatalf("empty text: %d", got)
+				}
+			}
+		})
+	}
+}
