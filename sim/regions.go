@@ -44,7 +44,7 @@ type regionPolicy struct {
 	req    Request
 	nreq   int
 	warned map[string]bool
-	occ    []engine.RegionUsage // reused by every request
+	occ    []engine.RegionUsage   // reused by every request
 	grown  map[string]*grownCount // per region: its last system block counted
 }
 
