@@ -35,7 +35,7 @@ policies = ["regions:coder"]
 	fmt.Println(err)
 	// Output:
 	// 18 cells; the first is coder.flat.claude-sonnet-5-5.8K.s1.4b42133214e889f7
-	// typo.toml:2: window: unknown key (want one of name, models, windows, seeds, policies, [figures], [[workload]], [[trace]])
+	// typo.toml:2: window: unknown key (did you mean "windows"? want one of name, models, windows, seeds, policies, [figures], [[workload]], [[trace]])
 }
 
 // A sweep stores each finished cell under Dir/cells; run again, it skips

@@ -2,15 +2,13 @@ package bench
 
 import (
 	_ "embed"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/ctxsim/ctxsim/internal/tomlfile"
 )
 
 // Grid is a sweep's grid, as a TOML file gives it.
@@ -35,14 +33,14 @@ import (
 //	cut      = "cc-spotter-258c7280.cut.jsonl"
 //	policies = ["regions:coder", "as-recorded"]
 type Grid struct {
-	Name     string     `toml:"name"`
-	Models   []string   `toml:"models"`
-	Windows  []Window   `toml:"windows"`
-	Seeds    []int64    `toml:"seeds"`
-	Policies []string   `toml:"policies"`
-	Figures  FigureSpec `toml:"figures"`
-	Workload []WorkloadSpec
-	Trace    []TraceSpec
+	Name     string         `toml:"name"`
+	Models   []string       `toml:"models"`
+	Windows  []Window       `toml:"windows"`
+	Seeds    []int64        `toml:"seeds"`
+	Policies []string       `toml:"policies"`
+	Figures  FigureSpec     `toml:"figures"`
+	Workload []WorkloadSpec `toml:"workload"`
+	Trace    []TraceSpec    `toml:"trace"`
 
 	// dir is the directory of the grid file, against which trace files are
 	// resolved when no traces directory is given; "" for the embedded grid.
@@ -148,28 +146,9 @@ func DefaultGrid() *Grid {
 // DefaultGridSource returns the TOML text of the embedded default grid.
 func DefaultGridSource() []byte { return append([]byte(nil), defaultGrid...) }
 
-// GridError is an error in a grid file, with its position when known.
-type GridError struct {
-	File string
-	Line int // 0 when unknown
-	Key  string
-	Err  error
-}
-
-func (e *GridError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, ": %s", e.Key)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	return b.String()
-}
-
-func (e *GridError) Unwrap() error { return e.Err }
+// GridError is an error in a grid file, with its position when known. It
+// is the shared strict-TOML error, so its text matches the other files'.
+type GridError = tomlfile.Error
 
 // LoadGrid parses a grid file; trace files resolve against its directory.
 func LoadGrid(data []byte, path string) (*Grid, error) {
@@ -185,18 +164,8 @@ func LoadGrid(data []byte, path string) (*Grid, error) {
 // does not know is an error that names it and its line.
 func ParseGrid(data []byte, name string) (*Grid, error) {
 	var g Grid
-	md, err := toml.Decode(string(data), &g)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, &GridError{File: name, Line: pe.Position.Line, Err: errors.New(pe.Message)}
-		}
-		return nil, &GridError{File: name, Err: err}
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		return nil, &GridError{File: name, Line: keyLine(data, k), Key: k.String(),
-			Err: fmt.Errorf("unknown key (want one of %s)", knownKeys(k))}
+	if _, err := tomlfile.Decode(data, name, &g); err != nil {
+		return nil, err
 	}
 	if err := g.validate(data, name); err != nil {
 		return nil, err
@@ -204,36 +173,9 @@ func ParseGrid(data []byte, name string) (*Grid, error) {
 	return &g, nil
 }
 
-// knownKeys lists the keys valid beside k.
-func knownKeys(k toml.Key) string {
-	switch {
-	case len(k) > 1 && k[0] == "workload":
-		return "name, policies"
-	case len(k) > 1 && k[0] == "trace":
-		return "name, format, file, cut, policies"
-	case len(k) > 1 && k[0] == "figures":
-		return "window"
-	default:
-		return "name, models, windows, seeds, policies, [figures], [[workload]], [[trace]]"
-	}
-}
-
-// keyLine finds the line that defines the last part of k, as the first line
-// that assigns it or opens it as a table (0 when not found).
-func keyLine(data []byte, k toml.Key) int {
-	last := regexp.QuoteMeta(k[len(k)-1])
-	re := regexp.MustCompile(`^\s*(\[\[?\s*)?("?)([A-Za-z0-9_.-]*\.)?` + last + `"?\s*(=|\.|\]|$)`)
-	for i, line := range strings.Split(string(data), "\n") {
-		if re.MatchString(line) {
-			return i + 1
-		}
-	}
-	return 0
-}
-
 func (g *Grid) validate(data []byte, name string) error {
 	bad := func(key string, format string, args ...any) error {
-		return &GridError{File: name, Line: keyLine(data, toml.Key(strings.Split(key, "."))), Key: key, Err: fmt.Errorf(format, args...)}
+		return tomlfile.At(data, name, key, fmt.Errorf(format, args...))
 	}
 	if len(g.Models) == 0 {
 		return bad("models", "want at least one model profile name")
@@ -275,32 +217,32 @@ func (g *Grid) validate(data []byte, name string) error {
 	names := map[string]bool{}
 	for i, w := range g.Workload {
 		if w.Name == "" {
-			return bad("workload", "[[workload]] #%d: want a name", i+1)
+			return bad(fmt.Sprintf("workload[%d].name", i), "[[workload]] #%d: want a name", i+1)
 		}
 		if names[w.Name] {
-			return bad("name", "workload %q given twice", w.Name)
+			return bad(fmt.Sprintf("workload[%d].name", i), "workload %q given twice", w.Name)
 		}
 		names[w.Name] = true
 		if len(g.Policies)+len(w.Policies) == 0 {
-			return bad("policies", "workload %q: no policies to run", w.Name)
+			return bad(fmt.Sprintf("workload[%d].policies", i), "workload %q: no policies to run", w.Name)
 		}
 	}
 	for i, t := range g.Trace {
 		if t.Name == "" {
-			return bad("trace", "[[trace]] #%d: want a name", i+1)
+			return bad(fmt.Sprintf("trace[%d].name", i), "[[trace]] #%d: want a name", i+1)
 		}
 		if names[t.Name] {
-			return bad("name", "workload or trace %q given twice", t.Name)
+			return bad(fmt.Sprintf("trace[%d].name", i), "workload or trace %q given twice", t.Name)
 		}
 		names[t.Name] = true
 		if t.File == "" && t.Cut == "" {
-			return bad("trace", "trace %q: want file, cut or both", t.Name)
+			return bad(fmt.Sprintf("trace[%d]", i), "trace %q: want file, cut or both", t.Name)
 		}
 		if t.File != "" && t.Format == "" {
-			return bad("format", "trace %q: want the importer format of %s", t.Name, t.File)
+			return bad(fmt.Sprintf("trace[%d].format", i), "trace %q: want the importer format of %s", t.Name, t.File)
 		}
 		if len(g.Policies)+len(t.Policies) == 0 {
-			return bad("policies", "trace %q: no policies to run", t.Name)
+			return bad(fmt.Sprintf("trace[%d].policies", i), "trace %q: no policies to run", t.Name)
 		}
 	}
 	return nil

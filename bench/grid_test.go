@@ -14,7 +14,8 @@ func TestParseGridErrors(t *testing.T) {
 		line int
 		want string
 	}{
-		{"unknown top-level key", base + "sedes = [1]\n[[workload]]\nname = \"coder\"\n", 5, "sedes: unknown key"},
+		{"unknown top-level key", base + "sedes = [1]\n[[workload]]\nname = \"coder\"\n", 5, `sedes: unknown key (did you mean "seeds"?`},
+		{"top-level key misplaced in a workload", base + "[[workload]]\nname = \"coder\"\nwindows = [\"8K\"]\n", 7, "workload.windows: unknown key (want one of name, policies)"},
 		{"unknown workload key", base + "[[workload]]\nname = \"coder\"\npolices = [\"x\"]\n", 7, "workload.polices: unknown key"},
 		{"unknown trace key", base + "[[trace]]\nname = \"t\"\ncut = \"t.jsonl\"\npath = \"x\"\n", 8, "trace.path: unknown key"},
 		{"unknown figures key", base + "[figures]\nwindw = \"8K\"\n[[workload]]\nname = \"c\"\n", 6, "figures.windw: unknown key"},
@@ -25,10 +26,10 @@ func TestParseGridErrors(t *testing.T) {
 		{"no models", "windows = [\"8K\"]\nseeds = [1]\n[[workload]]\nname = \"c\"\npolicies=[\"flat\"]\n", 0, "models: want at least one"},
 		{"no workloads", base, 0, "want at least one [[workload]]"},
 		{"duplicate window", "models = [\"m\"]\nwindows = [\"8K\", 8000]\nseeds = [1]\n[[workload]]\nname = \"c\"\npolicies=[\"flat\"]\n", 2, "windows lists 8K twice"},
-		{"duplicate workload", base + "[[workload]]\nname = \"c\"\n[[workload]]\nname = \"c\"\n", 0, `workload "c" given twice`},
+		{"duplicate workload", base + "[[workload]]\nname = \"c\"\n[[workload]]\nname = \"c\"\n", 8, `workload[1].name: workload "c" given twice`},
 		{"trace without file or cut", base + "[[trace]]\nname = \"t\"\n", 5, "want file, cut or both"},
-		{"trace file without format", base + "[[trace]]\nname = \"t\"\nfile = \"t.jsonl\"\n", 0, "want the importer format"},
-		{"workload without policies", "models = [\"m\"]\nwindows = [\"8K\"]\nseeds = [1]\n[[workload]]\nname = \"c\"\n", 0, `workload "c": no policies`},
+		{"trace file without format", base + "[[trace]]\nname = \"t\"\nfile = \"t.jsonl\"\n", 5, "want the importer format"},
+		{"workload without policies", "models = [\"m\"]\nwindows = [\"8K\"]\nseeds = [1]\n[[workload]]\nname = \"c\"\n", 4, `workload "c": no policies`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/ctxsim/ctxsim/internal/tomlfile"
 )
 
 // Profile is one model: its window, tokenizer, prices (USD per million
@@ -79,46 +78,17 @@ func LoadProfiles(path string) ([]Profile, error) {
 	return parseProfiles(path, data)
 }
 
-// ProfileError is an error in a profile file.
-type ProfileError struct {
-	File string
-	Line int    // 0 when not known
-	Key  string // the offending key, e.g. "model[2].window"
-	Err  error
-}
-
-func (e *ProfileError) Error() string {
-	pos := e.File
-	if e.Line > 0 {
-		pos = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %v", pos, e.Key, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", pos, e.Err)
-}
-
-func (e *ProfileError) Unwrap() error { return e.Err }
+// ProfileError is an error in a profile file, with its position when
+// known. It is the shared strict-TOML error, so its text matches the other
+// files'.
+type ProfileError = tomlfile.Error
 
 func parseProfiles(file string, data []byte) ([]Profile, error) {
 	var doc struct {
 		Model []Profile `toml:"model"`
 	}
-	md, err := toml.Decode(string(data), &doc)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, &ProfileError{File: file, Line: pe.Position.Line, Err: errors.New(pe.Message)}
-		}
-		return nil, &ProfileError{File: file, Err: err}
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
-		}
-		sort.Strings(keys)
-		return nil, &ProfileError{File: file, Key: keys[0], Err: errors.New("unknown key")}
+	if _, err := tomlfile.Decode(data, file, &doc); err != nil {
+		return nil, err
 	}
 	if len(doc.Model) == 0 {
 		return nil, &ProfileError{File: file, Err: errors.New("no [[model]] tables")}
@@ -128,18 +98,18 @@ func parseProfiles(file string, data []byte) ([]Profile, error) {
 		p := &doc.Model[i]
 		key := func(k string) string { return fmt.Sprintf("model[%d].%s", i, k) }
 		if p.Name == "" {
-			return nil, &ProfileError{File: file, Key: key("name"), Err: errors.New("missing")}
+			return nil, tomlfile.At(data, file, key("name"), errors.New("missing"))
 		}
 		if j, dup := seen[p.Name]; dup {
-			return nil, &ProfileError{File: file, Key: key("name"), Err: fmt.Errorf("%q already defined by model[%d]", p.Name, j)}
+			return nil, tomlfile.At(data, file, key("name"), fmt.Errorf("%q already defined by model[%d]", p.Name, j))
 		}
 		seen[p.Name] = i
 		if err := p.check(); err != nil {
 			var ke keyError
 			if errors.As(err, &ke) {
-				return nil, &ProfileError{File: file, Key: key(ke.key), Err: ke.err}
+				return nil, tomlfile.At(data, file, key(ke.key), ke.err)
 			}
-			return nil, &ProfileError{File: file, Key: fmt.Sprintf("model[%d]", i), Err: err}
+			return nil, tomlfile.At(data, file, fmt.Sprintf("model[%d]", i), err)
 		}
 	}
 	return doc.Model, nil

@@ -72,16 +72,17 @@ decode_tps = 50
 	}
 	bad := []struct{ name, body, mention string }{
 		{"syntax", "[[model]\nname=1", ":2"},
-		{"unknown key", good + "colour = 1\n", "model.colour"},
+		{"unknown key", good + "colour = 1\n", ":12: model.colour: unknown key"},
+		{"misspelt key", good + "decode_tsp = 1\n", `:12: model.decode_tsp: unknown key (did you mean "decode_tps"?)`},
 		{"no models", "", "no [[model]]"},
-		{"bad window", strings.Replace(good, "65536", "-1", 1), "model[0].window"},
-		{"bad tokenizer", strings.Replace(good, `"bytes/4"`, `"words"`, 1), "model[0].tokenizer"},
-		{"bad cache", strings.Replace(good, `"vllm"`, `"redis"`, 1), "model[0].cache"},
-		{"vllm without capacity", strings.Replace(good, "cache_capacity_tokens = 100000\n", "", 1), "cache_capacity_tokens"},
+		{"bad window", strings.Replace(good, "65536", "-1", 1), ":6: model[0].window: -1: want a positive"},
+		{"bad tokenizer", strings.Replace(good, `"bytes/4"`, `"words"`, 1), ":7: model[0].tokenizer"},
+		{"bad cache", strings.Replace(good, `"vllm"`, `"redis"`, 1), ":8: model[0].cache"},
+		{"vllm without capacity", strings.Replace(good, "cache_capacity_tokens = 100000\n", "", 1), ":1: model[0].cache_capacity_tokens: missing"},
 		{"no decode speed", strings.Replace(good, "decode_tps = 50\n", "", 1), "decode_tps"},
-		{"negative price", good + "input = -1\n", "model[0].input"},
-		{"duplicate", good + good, "model[1].name"},
-		{"missing name", strings.Replace(good, `name = "my-model"`, "", 1), "model[0].name"},
+		{"negative price", good + "input = -1\n", ":12: model[0].input"},
+		{"duplicate", good + good, ":13: model[1].name"},
+		{"missing name", strings.Replace(good, `name = "my-model"`, "", 1), ":1: model[0].name: missing"},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {

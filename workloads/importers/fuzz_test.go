@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -93,6 +94,26 @@ func FuzzDetect(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string, head []byte) {
 		if got, err := Detect(name, head); (err == nil) == (got == FormatUnknown) {
 			t.Fatalf("Detect = %v, %v: want a format or an error", got, err)
+		}
+	})
+}
+
+func FuzzLoadToolMap(f *testing.F) {
+	f.Add("[tools]\nMyReader = \"read_file\"\n\"str_replace_editor:view\" = \"view_file\"\n")
+	f.Add("[tool]\nX = \"y\"\n")
+	f.Add("[tools]\nX = \"\"\n")
+	f.Add("[tools.X]\ny = 1\n")
+	f.Add("[tools]\n\"\" = \"x\"\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		m, err := LoadToolMap(strings.NewReader(src), "fuzz.toml")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.toml") {
+				t.Fatalf("error %v does not name the file", err)
+			}
+			return
+		}
+		if _, err := NewToolMap(m); err != nil {
+			t.Fatalf("a loaded map is not a valid tool map: %v", err)
 		}
 	})
 }

@@ -412,10 +412,21 @@ func TestToolMap(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"[tools]\nX = \"\"\n", "[tool]\nX = \"y\"\n", "[tools\n"} {
-		if _, err := LoadToolMap(strings.NewReader(bad), "bad.toml"); err == nil || !strings.Contains(err.Error(), "bad.toml") {
-			t.Errorf("LoadToolMap(%q) = %v; want an error naming the file", bad, err)
-		}
+	for _, bad := range []struct{ name, src, want string }{
+		{"empty canonical name", "[tools]\nY = \"z\"\nX = \" \"\n", "bad.toml:3: tools.X: empty canonical name"},
+		{"empty quoted name", "[tools]\n\"a:b\" = \"\"\n", `bad.toml:2: tools."a:b": empty canonical name`},
+		{"misspelt table", "[tool]\nX = \"y\"\n", `bad.toml:1: tool: unknown key (did you mean "tools"? want one of [tools]); want a [tools] table of name = "canonical_name"`},
+		{"mapping outside the table", "X = \"y\"\n", `bad.toml:1: X: unknown key (want one of [tools]); want a [tools] table of name = "canonical_name"`},
+		{"empty tool name", "[tools]\n\"\" = \"x\"\n", "bad.toml:1: tools: an empty tool name"},
+		{"not a string", "[tools]\nX = 1\n", "bad.toml:2: tools.X: incompatible types"},
+		{"syntax", "[tools\n", "bad.toml:2: expected"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			_, err := LoadToolMap(strings.NewReader(bad.src), "bad.toml")
+			if err == nil || !strings.HasPrefix(err.Error(), bad.want) {
+				t.Errorf("LoadToolMap(%q) = %v; want an error starting %q", bad.src, err, bad.want)
+			}
+		})
 	}
 }
 

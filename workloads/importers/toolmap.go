@@ -2,13 +2,15 @@ package importers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/ctxsim/ctxsim/internal/tomlfile"
 )
 
 // The canonical tool names that blueprints route on.
@@ -89,22 +91,40 @@ func (t *ToolMap) lookup(k string) (string, bool) {
 //	MyReader = "read_file"
 //	"str_replace_editor:view" = "read_file"
 func LoadToolMap(r io.Reader, name string) (map[string]string, error) {
-	var doc struct {
-		Tools map[string]string `toml:"tools"`
-	}
-	md, err := toml.NewDecoder(r).Decode(&doc)
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %q (want a [tools] table of name = \"canonical_name\")", name, und[0].String())
+	var doc struct {
+		Tools map[string]string `toml:"tools"`
+	}
+	if _, err := tomlfile.Decode(data, name, &doc); err != nil {
+		var te *tomlfile.Error
+		if errors.Is(err, tomlfile.ErrUnknownKey) && errors.As(err, &te) {
+			// The likely slip is a mapping outside the table: show its shape.
+			te.Err = fmt.Errorf("%w; want a [tools] table of name = \"canonical_name\"", te.Err)
+		}
+		return nil, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(doc.Tools)) {
+		if k == "" {
+			return nil, tomlfile.At(data, name, "tools", errors.New("an empty tool name"))
+		}
 		if strings.TrimSpace(doc.Tools[k]) == "" {
-			return nil, fmt.Errorf("%s: tools.%s: empty canonical name", name, k)
+			return nil, tomlfile.At(data, name, "tools."+quoteKey(k), errors.New("empty canonical name"))
 		}
 	}
 	return doc.Tools, nil
+}
+
+// quoteKey writes a tool name as a TOML key, quoted unless it is bare.
+func quoteKey(k string) string {
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return strconv.Quote(k)
+		}
+	}
+	return k
 }
 
 // Canonical returns the canonical name of raw given its JSON arguments, and

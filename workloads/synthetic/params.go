@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ctxsim/ctxsim/internal/tomlfile"
 )
 
 //go:embed defaults/*.toml
@@ -195,28 +194,9 @@ type FanOut struct {
 	ResultBytes LogNormal `toml:"result_bytes"`
 }
 
-// ParamsError is an error in a parameter file, with its position.
-type ParamsError struct {
-	File string // file name ("defaults/<name>.toml" for the embedded ones)
-	Line int    // 1-based; 0 when unknown
-	Key  string // the TOML key, when the error is about one
-	Err  error
-}
-
-func (e *ParamsError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, ": %s", e.Key)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	return b.String()
-}
-
-func (e *ParamsError) Unwrap() error { return e.Err }
+// ParamsError is an error in a parameter file, with its position. It is the
+// shared strict-TOML error, so its text matches the other files'.
+type ParamsError = tomlfile.Error
 
 // keyError is a validation error about one key; Parse gives it a position.
 type keyError struct {
@@ -255,17 +235,24 @@ func Parse(name string, data []byte, file string) (Params, error) {
 	if file == "" {
 		file = "params"
 	}
+	// The file's top-level keys say which workload it is for, when the
+	// caller does not, and which of the defaults' lists it replaces.
+	var top map[string]any
+	if data != nil {
+		if _, err := tomlfile.Decode(data, file, &top); err != nil {
+			return nil, err
+		}
+	}
 	if name == "" {
-		var peek struct {
-			Workload string `toml:"workload"`
+		v, set := top["workload"]
+		w, ok := v.(string)
+		if set && !ok {
+			return nil, tomlfile.At(data, file, "workload", fmt.Errorf("%v: want a workload name as a string (one of %s)", v, strings.Join(Names(), ", ")))
 		}
-		if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&peek); err != nil {
-			return nil, tomlError(file, err)
-		}
-		if peek.Workload == "" {
+		if w == "" {
 			return nil, &ParamsError{File: file, Line: 1, Key: "workload", Err: fmt.Errorf("missing: name the workload (one of %s)", strings.Join(Names(), ", "))}
 		}
-		name = peek.Workload
+		name = w
 	}
 	mk, ok := workloads[name]
 	if !ok {
@@ -276,62 +263,30 @@ func Parse(name string, data []byte, file string) (Params, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := decodeStrict(def, "defaults/"+name+".toml", p); err != nil {
+	if _, err := tomlfile.Decode(def, "defaults/"+name+".toml", p); err != nil {
 		return nil, fmt.Errorf("embedded defaults: %w", err)
 	}
 	if data != nil {
 		// Lists replace the defaults' lists as a whole: a user who lists
 		// stages means exactly those, where decoding into the defaults would
 		// merge each listed stage into the default stage at its index.
-		var top map[string]any
-		if _, err := toml.Decode(string(data), &top); err != nil {
-			return nil, tomlError(file, err)
-		}
 		p.reset(func(k string) bool { _, ok := top[k]; return ok })
-		if err := decodeStrict(data, file, p); err != nil {
+		if _, err := tomlfile.Decode(data, file, p); err != nil {
 			return nil, err
 		}
 	}
 	if w := p.base().Name; w != "" && w != name {
-		return nil, &ParamsError{File: file, Line: keyLine(data, "workload"), Key: "workload", Err: fmt.Errorf("%q, but the file is read as workload %q", w, name)}
+		return nil, tomlfile.At(data, file, "workload", fmt.Errorf("%q, but the file is read as workload %q", w, name))
 	}
 	p.base().Name = name
 	if err := p.validate(); err != nil {
 		var ke *keyError
 		if errors.As(err, &ke) {
-			return nil, &ParamsError{File: file, Line: keyLine(data, ke.key), Key: ke.key, Err: ke.err}
+			return nil, tomlfile.At(data, file, ke.key, ke.err)
 		}
 		return nil, &ParamsError{File: file, Err: err}
 	}
 	return p, nil
-}
-
-func decodeStrict(data []byte, file string, v any) error {
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
-	if err != nil {
-		return tomlError(file, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0].String()
-		return &ParamsError{File: file, Line: keyLine(data, k), Key: k, Err: errors.New("unknown key")}
-	}
-	return nil
-}
-
-// typeErrRE matches BurntSushi/toml's type errors, which are plain errors
-// with the position in their text.
-var typeErrRE = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
-
-func tomlError(file string, err error) error {
-	var pe toml.ParseError
-	if errors.As(err, &pe) {
-		return &ParamsError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Err: errors.New(pe.Message)}
-	}
-	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &ParamsError{File: file, Line: line, Key: m[2], Err: errors.New(m[3])}
-	}
-	return &ParamsError{File: file, Err: err}
 }
 
 // hashParams returns a short digest of the effective parameters, recorded in

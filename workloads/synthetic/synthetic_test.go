@@ -641,6 +641,8 @@ func TestBadParams(t *testing.T) {
 		{"errors in chat", "chat", "error_share = 0.1\n", 1, "chat makes no tool calls"},
 		{"parallel share", "coder", "[[stages]]\nname = \"x\"\nsteps = 2\ntools = { bash = 1 }\nparallel_share = 2\n", 5, "stages[0].parallel_share: 2: want a share in [0, 1]"},
 		{"no workload", "", "scale = 2\n", 1, "workload: missing"},
+		{"workload not a string", "", "scale = 2\nworkload = 5\n", 2, "workload: 5: want a workload name as a string"},
+		{"unknown key suggests", "chat", "turns = 3\nturn = 4\n", 2, `turn: unknown key (did you mean "turns"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.workload, []byte(tc.src), "mine.toml")
@@ -780,7 +782,7 @@ func ExampleParse() {
 	// position rather than a silently ignored key.
 	_, err := Parse("", []byte("workload = \"coder\"\nscale = 2\n\n[repo]\nfils = 40\n"), "mine.toml")
 	fmt.Println(err)
-	// Output: mine.toml:5: repo.fils: unknown key
+	// Output: mine.toml:5: repo.fils: unknown key (did you mean "files"? want one of files, file_bytes, facts_per_file, reread_share, grep_matches, test_lines, fail_share, write_bytes)
 }
 
 func ExampleGenerate() {

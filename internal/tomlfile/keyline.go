@@ -1,11 +1,11 @@
-package synthetic
+package tomlfile
 
 import (
 	"strconv"
 	"strings"
 )
 
-// keyLine returns the 1-based line of data on which key is set, or 0 when it
+// KeyLine returns the 1-based line of data on which key is set, or 0 when it
 // cannot be found (for instance because the key was never in the file). key
 // is dotted, with array-of-table indexes as in "stages[2].tools.grep".
 //
@@ -14,11 +14,11 @@ import (
 // keys, which covers every file layout the defaults use. When no line sets the
 // whole key, the line of its longest set prefix is returned (the table that
 // should have held it).
-func keyLine(data []byte, key string) int {
+func KeyLine(data []byte, key string) int {
 	if len(data) == 0 {
 		return 0
 	}
-	want := splitKey(key)
+	want := splitDotted(key)
 	best, bestLen := 0, 0
 	counts := map[string]int{}
 	var table []string
@@ -87,9 +87,7 @@ func stripIndex(s string) string {
 	return s
 }
 
-// splitKey splits "stages[2].tools.grep" into ["stages[2]", "tools", "grep"].
-func splitKey(key string) []string { return splitDotted(key) }
-
+// splitDotted splits "stages[2].tools.grep" into ["stages[2]", "tools", "grep"].
 func splitDotted(s string) []string {
 	parts := strings.Split(s, ".")
 	out := parts[:0]
