@@ -68,6 +68,20 @@ type anthBlock struct {
 	} `json:"cache_control"`
 }
 
+// addTo adds an assistant's block to its turn: text joins the turn's text on
+// a new line, a tool_use becomes a call; other blocks (thinking) add nothing.
+func (bl *anthBlock) addTo(tn *turn) {
+	switch bl.Type {
+	case "text":
+		if tn.Text != "" {
+			tn.Text += "\n"
+		}
+		tn.Text += bl.Text
+	case "tool_use":
+		tn.Calls = append(tn.Calls, trace.ToolCall{ID: bl.ID, RawName: bl.Name, Args: bl.Input})
+	}
+}
+
 // anthContent decodes a content field that is a string or a list of blocks.
 func anthContent(raw json.RawMessage) (string, []anthBlock, error) {
 	raw = bytes.TrimSpace(raw)
@@ -290,14 +304,8 @@ func importClaudeCode(b *builder, br *bufio.Reader) error {
 			}
 			for i := range blocks {
 				bl := &blocks[i]
-				switch bl.Type {
-				case "text":
-					if c.turn.Text != "" {
-						c.turn.Text += "\n"
-					}
-					c.turn.Text += bl.Text
-				case "tool_use":
-					c.turn.Calls = append(c.turn.Calls, trace.ToolCall{ID: bl.ID, RawName: bl.Name, Args: bl.Input})
+				bl.addTo(&c.turn)
+				if bl.Type == "tool_use" {
 					c.callT[bl.ID] = t
 				}
 			}
@@ -408,8 +416,7 @@ func isNotice(s string) bool {
 // decode fills the fields the importer uses, skipping the rest (progress
 // data, toolUseResult copies of tool output) without decoding it.
 func (l *ccLine) decode(line []byte) error {
-	var err error
-	ferr := forFields(line, func(k, v []byte) bool {
+	return decodeFields(line, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "type":
 			l.Type, err = rawString(v)
@@ -438,21 +445,12 @@ func (l *ccLine) decode(line []byte) error {
 		case "content":
 			l.Content = v
 		}
-		if err != nil {
-			err = fmt.Errorf("%s: %w", k, err)
-			return false
-		}
-		return true
+		return err
 	})
-	if ferr != nil {
-		return ferr
-	}
-	return err
 }
 
 func (m *ccMessage) decode(v []byte) error {
-	var err error
-	ferr := forFields(v, func(k, v []byte) bool {
+	return decodeFields(v, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "id":
 			m.ID, err = rawString(v)
@@ -468,22 +466,13 @@ func (m *ccMessage) decode(v []byte) error {
 				err = json.Unmarshal(v, m.Usage)
 			}
 		}
-		if err != nil {
-			err = fmt.Errorf("message.%s: %w", k, err)
-			return false
-		}
-		return true
+		return err
 	})
-	if ferr != nil {
-		return fmt.Errorf("message: %w", ferr)
-	}
-	return err
 }
 
 // decode reads one content block, skipping what the importers do not use.
 func (bl *anthBlock) decode(v []byte) error {
-	var err error
-	ferr := forFields(v, func(k, v []byte) bool {
+	return decodeFields(v, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "type":
 			bl.Type, err = rawString(v)
@@ -515,14 +504,6 @@ func (bl *anthBlock) decode(v []byte) error {
 				err = json.Unmarshal(v, bl.CacheCtl)
 			}
 		}
-		if err != nil {
-			err = fmt.Errorf("%s: %w", k, err)
-			return false
-		}
-		return true
+		return err
 	})
-	if ferr != nil {
-		return ferr
-	}
-	return err
 }

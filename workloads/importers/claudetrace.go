@@ -371,15 +371,7 @@ func ctHandle(b *builder, st *ctState, x *ctExchange) error {
 		bl := &x.resp.Content[i]
 		tb := b.block(bl)
 		next[blockHash(st.seed, "assistant", &tb, bl)]++
-		switch bl.Type {
-		case "text":
-			if tn.Text != "" {
-				tn.Text += "\n"
-			}
-			tn.Text += bl.Text
-		case "tool_use":
-			tn.Calls = append(tn.Calls, trace.ToolCall{ID: bl.ID, RawName: bl.Name, Args: bl.Input})
-		}
+		bl.addTo(tn)
 	}
 	conv.prev, conv.prevN = next, len(blocks)
 	conv.respT = x.rt
@@ -395,16 +387,8 @@ func ctMessage(b *builder, m *anthMsg, t, lat float64) error {
 	}
 	if m.Role == "assistant" {
 		tn := &turn{T: t, Text: s}
-		for _, bl := range blocks {
-			switch bl.Type {
-			case "text":
-				if tn.Text != "" {
-					tn.Text += "\n"
-				}
-				tn.Text += bl.Text
-			case "tool_use":
-				tn.Calls = append(tn.Calls, trace.ToolCall{ID: bl.ID, RawName: bl.Name, Args: bl.Input})
-			}
+		for i := range blocks {
+			blocks[i].addTo(tn)
 		}
 		return b.assistant(tn)
 	}

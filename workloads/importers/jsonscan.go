@@ -16,6 +16,23 @@ import (
 
 var errTruncated = errors.New("unexpected end of JSON input")
 
+// decodeFields calls fn with each top-level key and raw value of the object
+// b, as forFields does; the first error fn returns stops the walk and comes
+// back naming its key.
+func decodeFields(b []byte, fn func(key, val []byte) error) error {
+	var err error
+	if ferr := forFields(b, func(k, v []byte) bool {
+		if e := fn(k, v); e != nil {
+			err = fmt.Errorf("%s: %w", k, e)
+			return false
+		}
+		return true
+	}); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
 // forFields calls fn with each top-level key (raw, without quotes) and its
 // raw value. It stops early when fn returns false.
 func forFields(b []byte, fn func(key, val []byte) bool) error {

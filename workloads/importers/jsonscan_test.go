@@ -2,6 +2,8 @@ package importers
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -85,4 +87,35 @@ func trimWSRight(b []byte) int {
 		n--
 	}
 	return n
+}
+
+func TestDecodeFields(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		seen     string // the keys fn saw, in order
+		err      string
+	}{
+		{"all fields", `{"a": 1, "b": "x", "c": {"d": 2}}`, "a b c", ""},
+		{"empty object", `{}`, "", ""},
+		{"first error stops the walk and names its key", `{"a": 1, "bad": 2, "c": 3}`, "a bad", "bad: rejected"},
+		{"malformed object", `{"a": 1, "b"}`, "a", `offset 12: want ':' after key "b"`},
+		{"not an object", `[1]`, "", "want a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []string
+			err := decodeFields([]byte(tc.in), func(k, v []byte) error {
+				seen = append(seen, string(k))
+				if string(k) == "bad" {
+					return errors.New("rejected")
+				}
+				return nil
+			})
+			if got := strings.Join(seen, " "); got != tc.seen {
+				t.Errorf("saw %q, want %q", got, tc.seen)
+			}
+			if (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
+				t.Errorf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
 }

@@ -17,14 +17,21 @@ type oaMsg struct {
 	Content    json.RawMessage `json:"content"`
 	Name       string          `json:"name"`
 	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-	Usage *oaUsage `json:"usage"`
+	ToolCalls  []oaToolCall    `json:"tool_calls"`
+	Usage      *oaUsage        `json:"usage"`
+}
+
+// oaToolCall is one entry of an OpenAI chat message's tool_calls.
+type oaToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"` // JSON text in a JSON string
+	} `json:"function"`
+}
+
+func (tc *oaToolCall) call() trace.ToolCall {
+	return trace.ToolCall{ID: tc.ID, RawName: tc.Function.Name, Args: cxArgs(tc.Function.Arguments, "")}
 }
 
 type oaUsage struct {
@@ -96,8 +103,8 @@ func importOpenAIChat(b *builder, br *bufio.Reader) error {
 			}
 		case "assistant":
 			tn := &turn{Text: text}
-			for _, tc := range m.ToolCalls {
-				tn.Calls = append(tn.Calls, trace.ToolCall{ID: tc.ID, RawName: tc.Function.Name, Args: cxArgs(tc.Function.Arguments, "")})
+			for i := range m.ToolCalls {
+				tn.Calls = append(tn.Calls, m.ToolCalls[i].call())
 			}
 			if m.Usage != nil {
 				tn.Usage = m.Usage.usage(doc.Model)
@@ -161,16 +168,8 @@ func importAnthropicMessages(b *builder, br *bufio.Reader) error {
 		tn.Usage = doc.Response.Usage.usage(doc.Request.Model)
 		tn.Usage.Request = req
 	}
-	for _, bl := range doc.Response.Content {
-		switch bl.Type {
-		case "text":
-			if tn.Text != "" {
-				tn.Text += "\n"
-			}
-			tn.Text += bl.Text
-		case "tool_use":
-			tn.Calls = append(tn.Calls, trace.ToolCall{ID: bl.ID, RawName: bl.Name, Args: bl.Input})
-		}
+	for i := range doc.Response.Content {
+		doc.Response.Content[i].addTo(tn)
 	}
 	return b.assistant(tn)
 }

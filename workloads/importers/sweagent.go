@@ -30,20 +30,14 @@ type sweTraj struct {
 }
 
 type sweMsg struct {
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	Thought   string          `json:"thought"`
-	Action    string          `json:"action"`
-	IsDemo    bool            `json:"is_demo"`
-	MsgType   string          `json:"message_type"`
-	ToolCalls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-	ToolCallIDs []string `json:"tool_call_ids"`
+	Role        string          `json:"role"`
+	Content     json.RawMessage `json:"content"`
+	Thought     string          `json:"thought"`
+	Action      string          `json:"action"`
+	IsDemo      bool            `json:"is_demo"`
+	MsgType     string          `json:"message_type"`
+	ToolCalls   []oaToolCall    `json:"tool_calls"`
+	ToolCallIDs []string        `json:"tool_call_ids"`
 }
 
 type sweStep struct {
@@ -112,9 +106,9 @@ func importSWEAgent(b *builder, br *bufio.Reader) error {
 				tn.Text = m.Thought
 			}
 			pending = pending[:0]
-			for _, tc := range m.ToolCalls {
-				tn.Calls = append(tn.Calls, trace.ToolCall{ID: tc.ID, RawName: tc.Function.Name, Args: cxArgs(tc.Function.Arguments, "")})
-				pending = append(pending, tc.ID)
+			for i := range m.ToolCalls {
+				tn.Calls = append(tn.Calls, m.ToolCalls[i].call())
+				pending = append(pending, m.ToolCalls[i].ID)
 			}
 			if len(m.ToolCalls) == 0 && strings.TrimSpace(m.Action) != "" {
 				nCalls++
