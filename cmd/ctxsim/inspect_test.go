@@ -37,12 +37,7 @@ func TestInspectCommand(t *testing.T) {
 }
 
 func TestInspectUsage(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
+	runCases(t, []cmdCase{
 		{"help", []string{"inspect", "-h"}, 0, "usage: ctxsim inspect"},
 		{"no policy", []string{"inspect", "--workload", "coder"}, 2, "exactly one of --policy and --blueprint"},
 		{"no source", []string{"inspect", "--policy", "flat"}, 2, "exactly one of --trace and --workload"},
@@ -53,16 +48,5 @@ func TestInspectUsage(t *testing.T) {
 		{"missing trace", []string{"inspect", "--policy", "flat", "--trace", "/nonexistent.jsonl"}, 1, "no such file"},
 		{"step too far", []string{"inspect", "--policy", "flat", "--workload", "coder", "--step", "100000"}, 1, "the run made only"},
 		{"bad format", []string{"inspect", "--policy", "flat", "--workload", "coder", "--format", "yaml"}, 2, "--format"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := runCmd(t, tt.args...)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
-			}
-			if !strings.Contains(stdout+stderr, tt.want) {
-				t.Errorf("output lacks %q:\nstdout: %s\nstderr: %s", tt.want, stdout, stderr)
-			}
-		})
-	}
+	})
 }

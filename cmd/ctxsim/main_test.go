@@ -16,28 +16,37 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
-func TestUsage(t *testing.T) {
-	tests := []struct {
-		name     string
-		args     []string
-		wantCode int
-		wantOut  string
-	}{
-		{"no subcommand", nil, 2, "usage: ctxsim"},
-		{"unknown subcommand", []string{"frobnicate"}, 2, `unknown subcommand "frobnicate"`},
-		{"help", []string{"help"}, 0, "commands:"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, errs, code := runCmd(t, tt.args...)
-			if code != tt.wantCode {
-				t.Errorf("exit %d, want %d", code, tt.wantCode)
+// cmdCase is a command line, the exit code it must give and a text its
+// output (stdout or stderr) must contain.
+type cmdCase struct {
+	name string
+	args []string
+	code int
+	want string
+}
+
+// runCases runs each case in-process as a subtest.
+func runCases(t *testing.T, cases []cmdCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runCmd(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
 			}
-			if !strings.Contains(out+errs, tt.wantOut) {
-				t.Errorf("output %q does not contain %q", out+errs, tt.wantOut)
+			if !strings.Contains(stdout+stderr, tc.want) {
+				t.Errorf("output lacks %q:\nstdout: %s\nstderr: %s", tc.want, stdout, stderr)
 			}
 		})
 	}
+}
+
+func TestUsage(t *testing.T) {
+	runCases(t, []cmdCase{
+		{"no subcommand", nil, 2, "usage: ctxsim"},
+		{"unknown subcommand", []string{"frobnicate"}, 2, `unknown subcommand "frobnicate"`},
+		{"help", []string{"help"}, 0, "commands:"},
+	})
 }
 
 // Every subcommand answers -h with its flags and exit 0, as Go's flag package does.

@@ -164,12 +164,7 @@ func TestSweepUsage(t *testing.T) {
 	withFakeRun(t)
 	dir := t.TempDir()
 	bad := writeGrid(t, dir, "seed = 3"+cmdGrid)
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
+	runCases(t, []cmdCase{
 		{"help", []string{"sweep", "-h"}, 0, "usage: ctxsim sweep"},
 		{"unknown flag", []string{"sweep", "--bogus"}, 2, "flag provided but not defined"},
 		{"bad shard", []string{"sweep", "--shard", "3/3"}, 2, "want k/n with 0 <= k < n"},
@@ -181,18 +176,7 @@ func TestSweepUsage(t *testing.T) {
 		{"report empty", []string{"report", "--out", dir}, 1, "no cells in"},
 		{"merge no args", []string{"merge"}, 2, "name at least one"},
 		{"merge not a sweep", []string{"merge", "--out", filepath.Join(dir, "m"), dir}, 1, "not a sweep output"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := runCmd(t, tt.args...)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
-			}
-			if !strings.Contains(stdout+stderr, tt.want) {
-				t.Errorf("output does not contain %q:\nstdout: %s\nstderr: %s", tt.want, stdout, stderr)
-			}
-		})
-	}
+	})
 }
 
 func TestSweepPrintGridAndDryRun(t *testing.T) {
