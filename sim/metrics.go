@@ -40,6 +40,7 @@ var metricDefs = []MetricDef{
 	{"ttft_mean_s", "mean time to first token", "s", false, "mean over requests of the base latency plus uncached prefill tokens ÷ prefill speed"},
 	{"input_growth", "input growth", "ratio", false, "mean request tokens of the last quarter of requests ÷ the first quarter"},
 	{"peak_request_tokens", "peak request", "tokens", false, "largest request, in tokens"},
+	{"over_window_requests", "requests over the window", "count", false, "requests larger than the window, which a provider would refuse (a system prompt or a kept message that alone exceeds it)"},
 	{"evictions", "evictions", "count", false, "blocks the policy dropped or cleared"},
 	{"compactions", "compactions", "count", false, "summarisations the policy (or recorded agent) made"},
 	{"lost_facts", "lost facts", "count", false, "distinct facts a probe missed and the agent could not fetch again"},
@@ -57,10 +58,13 @@ var metricIndex = func() map[string]int {
 	return m
 }()
 
+// numMetrics is len(metricDefs); init checks that the two agree.
+const numMetrics = 26
+
 // Metrics holds one value per MetricDefs entry. A metric that does not apply
 // to a run (fact recall of a trace without probes) is NaN, and null in JSON.
 type Metrics struct {
-	v [25]float64
+	v [numMetrics]float64
 }
 
 func init() {

@@ -165,7 +165,7 @@ func TestMetricDefs(t *testing.T) {
 	want := strings.Fields(`task_retained_pct task_first_loss fact_recall_pct reference_recall_pct prefix_stability_pct
 		prefix_stability_p10_pct cache_hit_pct input_tokens cache_read_tokens cache_write_tokens uncached_tokens
 		output_tokens waste_pct waste_reprefill_pct waste_dead_pct waste_refetch_pct cost_usd virtual_seconds
-		ttft_mean_s input_growth peak_request_tokens evictions compactions lost_facts requests`)
+		ttft_mean_s input_growth peak_request_tokens over_window_requests evictions compactions lost_facts requests`)
 	defs := MetricDefs()
 	if len(defs) != len(want) {
 		t.Fatalf("%d metrics, want %d", len(defs), len(want))

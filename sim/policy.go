@@ -204,8 +204,12 @@ func (p *flatPolicy) touch(i int) {
 
 // dropOldest drops the oldest unpinned messages until the list fits.
 func (p *flatPolicy) dropOldest() {
+	// The newest message always stays: an agent sends at least what it just
+	// received. When that message alone is over the window, the request is
+	// too, and the over_window_requests metric counts it, instead of an
+	// empty request that would look free.
 	k := p.npin
-	for k < len(p.all) && p.tokens > p.budget {
+	for k < len(p.all)-1 && p.tokens > p.budget {
 		p.tokens -= p.all[k].Tokens
 		k++
 	}

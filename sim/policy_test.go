@@ -207,3 +207,35 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 	})
 }
+
+// A message that alone is over the window stays in the request (an agent
+// sends at least what it just received) and the request is counted as over
+// the window, rather than an empty request that would cost nothing.
+func TestFlatKeepsNewestOverWindow(t *testing.T) {
+	b := (&tb{}).task("t", 100).user("u1", 150).user("big", 5000)
+	p, _ := newTestPolicy(t, "flat", 1000)
+	feed(p, b)
+	if got := ids(p.request()); got != "big" {
+		t.Errorf("request = %s, want big", got)
+	}
+
+	b = (&tb{}).task("t", 100).call("a1", "c1", 10).result("r1", "c1", 5000).asst("a2", 10, 10)
+	prof := testProfile("none")
+	prof.Window = 1000
+	res := run(t, b, Config{Policy: "flat", Model: prof})
+	checkMetrics(t, res.Metrics, map[string]float64{"over_window_requests": 1, "requests": 2})
+}
+
+// A recorded system prompt that fills the window leaves the region engine no
+// room: the requests still carry the system prompt, are counted over the
+// window, and the run says why.
+func TestRegionsSystemPromptFillsWindow(t *testing.T) {
+	b := (&tb{}).system("s", 45000).task("t", 50).user("u1", 50).asst("a1", 10, 10).user("u2", 50).asst("a2", 10, 10)
+	prof := testProfile("none")
+	prof.Window = 40000
+	res := run(t, b, Config{Policy: "regions:coder", Model: prof})
+	checkMetrics(t, res.Metrics, map[string]float64{"over_window_requests": 2, "requests": 2, "input_tokens": 90000, "task_retained_pct": 0})
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "system prompt (45000 tokens) fills the 40000-token window") {
+		t.Errorf("warnings %q do not say the system prompt fills the window", res.Warnings)
+	}
+}

@@ -116,6 +116,11 @@ func (p *regionPolicy) start() bool {
 	for _, b := range p.sys {
 		opt.Window -= (len(b.Text) + 3) / 4
 	}
+	if opt.Window <= 0 {
+		p.err = fmt.Errorf("the trace's system prompt (%d tokens) fills the %d-token window", p.opt.Window-opt.Window, p.opt.Window)
+		p.warn("no room for regions: %v; requests carry the system prompt alone", p.err)
+		return false
+	}
 	c, err := engine.New(p.bp, opt)
 	if errors.Is(err, engine.ErrTaskNotAccepted) {
 		opt.Task = ""
@@ -295,6 +300,9 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 func (p *regionPolicy) request() *Request {
 	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
 	if !p.start() {
+		// The engine could not start (see the warning): the agent still sends
+		// what it always sends, so the request is measured, not left empty.
+		p.req.Blocks = append(p.req.Blocks, p.sys...)
 		return &p.req
 	}
 	er := p.ctx.Assemble()

@@ -493,6 +493,7 @@ type meter struct {
 	reprefill, refetch              int64
 	cost, ttftSum                   float64
 	peak                            int
+	overWindow                      int // requests larger than the window
 	taskHits, firstLoss             int
 	factProbes, factHits, refProbes int
 	refHits                         int
@@ -560,6 +561,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	m.sizes = append(m.sizes, int32(min(tot, math.MaxInt32)))
 	if tot > m.peak {
 		m.peak = tot
+	}
+	if tot > m.env.window {
+		m.overWindow++
 	}
 
 	use := m.cache.serve(v, now)
@@ -842,6 +846,7 @@ func (m *meter) finish(out *Metrics, clock float64) {
 		set("input_growth", growth(m.sizes))
 	}
 	set("peak_request_tokens", float64(m.peak))
+	set("over_window_requests", float64(m.overWindow))
 	set("evictions", float64(m.env.evictions))
 	set("compactions", float64(m.env.compactions))
 	set("lost_facts", float64(len(m.lost)))
