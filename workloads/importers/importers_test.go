@@ -442,28 +442,39 @@ func TestClaudeCodeSidechains(t *testing.T) {
 {"type":"assistant","isSidechain":false,"timestamp":"2026-01-01T00:00:02Z","message":{"id":"m2","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":5,"cache_read_input_tokens":100,"output_tokens":2}}}
 `
 	for _, keep := range []bool{false, true} {
-		var side, main int
-		_, st, err := Import(strings.NewReader(lines), "s.jsonl", Options{Format: FormatClaudeCode, Sidechains: keep}, func(e *trace.Event) error {
-			if e.Kind == trace.KindAssistant {
-				if e.Sidechain {
-					side++
-				} else {
-					main++
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		n, st := countTurns(t, lines, "s.jsonl", Options{Format: FormatClaudeCode, Sidechains: keep})
 		wantSide := 0
 		if keep {
 			wantSide = 1
 		}
-		if side != wantSide || main != 1 || st.ToolCalls != 0 {
-			t.Errorf("Sidechains=%v: %d sidechain, %d main turns, %d main tool calls; want %d, 1, 0", keep, side, main, st.ToolCalls, wantSide)
+		if n.side != wantSide || n.main != 1 || st.ToolCalls != 0 {
+			t.Errorf("Sidechains=%v: %d sidechain, %d main turns, %d main tool calls; want %d, 1, 0", keep, n.side, n.main, st.ToolCalls, wantSide)
 		}
 	}
+}
+
+// turnCounts counts an import's assistant turns, main and sidechain, and its
+// compactions.
+type turnCounts struct{ main, side, compactions int }
+
+func countTurns(t *testing.T, src, name string, opt Options) (turnCounts, Stats) {
+	t.Helper()
+	var n turnCounts
+	_, st, err := Import(strings.NewReader(src), name, opt, func(e *trace.Event) error {
+		switch {
+		case e.Kind == trace.KindAssistant && e.Sidechain:
+			n.side++
+		case e.Kind == trace.KindAssistant:
+			n.main++
+		case e.Kind == trace.KindCompaction:
+			n.compactions++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, st
 }
 
 // A Task subagent's requests go to the main model with another tool set and
@@ -488,27 +499,13 @@ func TestClaudeTraceSubagent(t *testing.T) {
 			sse("m2", `{"type":"text","text":"done"}`, 5, 100, 3)),
 	}, "\n")
 	for _, keep := range []bool{false, true} {
-		var sideTurns, mainTurns, compactions int
-		_, st, err := Import(strings.NewReader(log), "ct.jsonl", Options{Format: FormatClaudeTrace, Sidechains: keep, Strict: true}, func(e *trace.Event) error {
-			switch {
-			case e.Kind == trace.KindAssistant && e.Sidechain:
-				sideTurns++
-			case e.Kind == trace.KindAssistant:
-				mainTurns++
-			case e.Kind == trace.KindCompaction:
-				compactions++
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		n, st := countTurns(t, log, "ct.jsonl", Options{Format: FormatClaudeTrace, Sidechains: keep, Strict: true})
 		wantSide := 0
 		if keep {
 			wantSide = 1
 		}
-		if mainTurns != 2 || sideTurns != wantSide || compactions != 0 || st.UsageRecords != 2 {
-			t.Errorf("Sidechains=%v: %d main, %d sidechain turns, %d compactions, %d usage; want 2, %d, 0, 2", keep, mainTurns, sideTurns, compactions, st.UsageRecords, wantSide)
+		if n.main != 2 || n.side != wantSide || n.compactions != 0 || st.UsageRecords != 2 {
+			t.Errorf("Sidechains=%v: %d main, %d sidechain turns, %d compactions, %d usage; want 2, %d, 0, 2", keep, n.main, n.side, n.compactions, st.UsageRecords, wantSide)
 		}
 	}
 }
