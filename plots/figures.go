@@ -205,15 +205,7 @@ func RequestSeries(title string, window float64, runs []RunSeries) *Figure {
 	if !ys.ok {
 		p.Add(noData{})
 	}
-	if window > 0 {
-		ys.add(window)
-		f.legend = append(f.legend, addWindowLine(p, window, xlo, xhi))
-	}
-	p.X.Min, p.X.Max = xlo, xhi
-	p.X.Tick.Marker = linearTicks{target: 8, integer: true}
-	setY(p, ys, extent{}, unitTokens)
-	f.grid = [][]*plot.Plot{{p}}
-	f.width = singleW
+	f.perRequest(p, xlo, xhi, true, ys, window)
 	// Keep each run's two lines on one legend row when every run has both.
 	f.legendGroup = 1
 	if len(runs) > 0 && !slices.ContainsFunc(runs, func(r RunSeries) bool { return len(r.PrefixStable) == 0 }) {
@@ -287,15 +279,7 @@ func Occupancy(title string, regions []string, x []float64, tokens [][]float64, 
 	if !xs.ok {
 		p.Add(noData{})
 	}
-	if window > 0 {
-		ys.add(window)
-		f.legend = append(f.legend, addWindowLine(p, window, xlo, xhi))
-	}
-	p.X.Min, p.X.Max = xlo, xhi
-	p.X.Tick.Marker = linearTicks{target: 8, integer: allIntegers(x)}
-	setY(p, ys, extent{}, unitTokens)
-	f.grid = [][]*plot.Plot{{p}}
-	f.width = singleW
+	f.perRequest(p, xlo, xhi, allIntegers(x), ys, window)
 	f.height = singleH + titleHeight(title) + legendStripHeight(f.legend, f.width, 1)
 	return f
 }
@@ -469,6 +453,21 @@ func RecallDepth(title string, series []Series) *Figure {
 	f.width = singleW
 	f.height = singleH + titleHeight(title) + legendStripHeight(f.legend, f.width, 1)
 	return f
+}
+
+// perRequest makes p, a plot of tokens per request over [xlo, xhi], the
+// figure's one panel: the window (when > 0) as a dotted line in the plot and
+// the legend, and the y axis over ys and the window.
+func (f *Figure) perRequest(p *plot.Plot, xlo, xhi float64, integerX bool, ys extent, window float64) {
+	if window > 0 {
+		ys.add(window)
+		f.legend = append(f.legend, addWindowLine(p, window, xlo, xhi))
+	}
+	p.X.Min, p.X.Max = xlo, xhi
+	p.X.Tick.Marker = linearTicks{target: 8, integer: integerX}
+	setY(p, ys, extent{}, unitTokens)
+	f.grid = [][]*plot.Plot{{p}}
+	f.width = singleW
 }
 
 // addWindowLine draws the window as a horizontal dotted line and returns its legend entry.
