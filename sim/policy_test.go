@@ -231,10 +231,11 @@ func TestFlatKeepsNewestOverWindow(t *testing.T) {
 // window, and the run says why.
 func TestRegionsSystemPromptFillsWindow(t *testing.T) {
 	b := (&tb{}).system("s", 45000).task("t", 50).user("u1", 50).asst("a1", 10, 10).user("u2", 50).asst("a2", 10, 10)
-	prof := testProfile("none")
+	prof := testProfile("anthropic")
 	prof.Window = 40000
 	res := run(t, b, Config{Policy: "regions:coder", Model: prof})
-	checkMetrics(t, res.Metrics, map[string]float64{"over_window_requests": 2, "requests": 2, "input_tokens": 90000, "task_retained_pct": 0})
+	checkMetrics(t, res.Metrics, map[string]float64{"over_window_requests": 2, "requests": 2, "input_tokens": 90000, "task_retained_pct": 0,
+		"cache_write_tokens": 45000, "cache_read_tokens": 45000})
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "system prompt (45000 tokens) fills the 40000-token window") {
 		t.Errorf("warnings %q do not say the system prompt fills the window", res.Warnings)
 	}

@@ -303,6 +303,9 @@ func (p *regionPolicy) request() *Request {
 		// The engine could not start (see the warning): the agent still sends
 		// what it always sends, so the request is measured, not left empty.
 		p.req.Blocks = append(p.req.Blocks, p.sys...)
+		if n := len(p.sys); n > 0 {
+			p.req.Marks = append(p.req.Marks, CacheMark{Index: n - 1, TTL: "5m"})
+		}
 		return &p.req
 	}
 	er := p.ctx.Assemble()
