@@ -3,44 +3,13 @@ package bench
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test ./bench -run %s -update and review the diff\n--- got (first 2000 bytes) ---\n%s",
-			path, t.Name(), truncate(got, 2000))
-	}
-}
-
-func truncate(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
-}
 
 // fakeFigures lists the figures it would draw, without drawing, so that the
 // report's links are tested apart from the figures themselves.
@@ -73,7 +42,7 @@ func TestReportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("report", name), b)
+			golden.Check(t, filepath.Join("testdata", "report", name), b, nil)
 		})
 	}
 }

@@ -7,16 +7,16 @@ import (
 	"image/png"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/internal/golden"
 )
 
 var (
-	update = flag.Bool("update", false, "rewrite testdata/*.golden.svg from the current output")
 	pngDir = flag.String("pngdir", "", "also write each golden figure as PNG into this directory, to look at")
 )
 
@@ -142,19 +142,7 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("Save: %v", err)
 				}
 			}
-			if *update {
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./plots -update to create it)", err)
-			}
-			if msg := svgDiff(got.Bytes(), want); msg != "" {
-				t.Errorf("%s differs from the golden file: %s\n(if the change is intended, run go test ./plots -update and look at the figures)", path, msg)
-			}
+			golden.Check(t, path, got.Bytes(), svgDiff)
 		})
 	}
 }

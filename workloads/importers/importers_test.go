@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsim/ctxsim/internal/golden"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // samples is the shared directory of real recorded sessions, relative to
 // this package.
@@ -90,36 +88,13 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Detect = %v, %v; want %v", got, err, fx.format)
 			}
 			got, _ := convert(t, path, Options{})
-			golden := filepath.Join("testdata", "golden", strings.ReplaceAll(fx.file, "/", "_")+".trace.jsonl")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("output differs from %s (run go test -update after checking the change)\n%s", golden, firstDiff(got, want))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", strings.ReplaceAll(fx.file, "/", "_")+".trace.jsonl"), got, nil)
 			again, _ := convert(t, path, Options{})
 			if !bytes.Equal(got, again) {
 				t.Errorf("two imports of the same file differ")
 			}
 		})
 	}
-}
-
-func firstDiff(got, want []byte) string {
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(g) && i < len(w); i++ {
-		if g[i] != w[i] {
-			return "line " + strconv.Itoa(i+1) + ":\n got  " + clipS(g[i]) + "\n want " + clipS(w[i])
-		}
-	}
-	return "lengths differ: " + strconv.Itoa(len(g)) + " vs " + strconv.Itoa(len(w)) + " lines"
 }
 
 func clipS(s string) string {

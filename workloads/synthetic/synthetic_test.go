@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -17,10 +16,9 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/ctxsim/ctxsim/blueprints"
+	"github.com/ctxsim/ctxsim/internal/golden"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenEvents is how many events of each generator the golden files pin.
 const goldenEvents = 12
@@ -63,10 +61,10 @@ func encode(t testing.TB, h trace.Header, evs []*trace.Event) []byte {
 	return b.Bytes()
 }
 
-// golden renders events for a golden file: each event's JSON with its text
+// goldenRender renders events for a golden file: each event's JSON with its text
 // cut to goldenText bytes, followed by the length and SHA-256 of the whole
 // text, so that the file pins every byte while staying readable.
-func golden(t *testing.T, h trace.Header, evs []*trace.Event) []byte {
+func goldenRender(t *testing.T, h trace.Header, evs []*trace.Event) []byte {
 	const goldenText = 160
 	var b bytes.Buffer
 	b.Write(encode(t, h, nil))
@@ -94,21 +92,7 @@ func TestGolden(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			h, evs := run(t, name, 1, "")
-			got := golden(t, h, evs[:goldenEvents])
-			file := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("first %d events of seed 1 differ from %s; if the change is intended, rerun with -update\n got: %.300s\nwant: %.300s",
-					goldenEvents, file, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), goldenRender(t, h, evs[:goldenEvents]), nil)
 		})
 	}
 }
