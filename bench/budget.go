@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -323,7 +325,7 @@ func copyShares(m map[string]float64) map[string]float64 {
 
 func sortedShares(m map[string]float64) []string {
 	var out []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, fmt.Sprintf("%s=%g", k, m[k]))
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -332,14 +331,4 @@ func mergePolicies(common, own []string) []string {
 		}
 	}
 	return out
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

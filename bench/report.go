@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +108,7 @@ func metricNames(recs []*Record) []string {
 			}
 		}
 	}
-	return append(names, sortedKeys(extra)...)
+	return append(names, slices.Sorted(maps.Keys(extra))...)
 }
 
 // CellsCSV writes one row per record: the cell, its error, and every metric

@@ -5,7 +5,9 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -110,7 +112,7 @@ func (r *seriesRecorder) finish() *Series {
 			delete(r.regions, name)
 		}
 	}
-	r.s.Regions = append(r.s.Regions, sortedKeys(r.regions)...)
+	r.s.Regions = append(r.s.Regions, slices.Sorted(maps.Keys(r.regions))...)
 	for _, row := range r.rows {
 		occ := make([]int, len(r.s.Regions))
 		for j, name := range r.s.Regions {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -391,7 +393,7 @@ func Merge(out string, inputs ...string) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("merge: %w", err)
 	}
-	for _, id := range sortedKeys(merged) {
+	for _, id := range slices.Sorted(maps.Keys(merged)) {
 		if err := writeRecord(dir, merged[id]); err != nil {
 			return 0, fmt.Errorf("merge: %w", err)
 		}

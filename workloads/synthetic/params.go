@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -389,7 +390,7 @@ func checkStages(stages []Stage, tools []string) error {
 			if st.Steps > 0 && len(st.Tools) == 0 {
 				return keyErr(k+".tools", "missing: a stage with steps needs tool weights")
 			}
-			for _, t := range sortedKeys(st.Tools) {
+			for _, t := range slices.Sorted(maps.Keys(st.Tools)) {
 				if !slices.Contains(tools, t) {
 					return keyErr(k+".tools."+t, "this workload does not model tool %q (want one of %s)", t, strings.Join(tools, ", "))
 				}
@@ -441,16 +442,7 @@ func stageTools(stages []Stage) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
+	return slices.Sorted(maps.Keys(set))
 }
 
 func checkRange(key string, v, lo, hi int) error {

@@ -2,6 +2,8 @@ package synthetic
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -59,7 +61,7 @@ func (g *gen) runStages(stages []Stage, probes Probes, w world) error {
 			continue
 		}
 		afterFanOut = false
-		keys := sortedKeys(st.Tools)
+		keys := slices.Sorted(maps.Keys(st.Tools))
 		steps := 0
 		if st.Steps > 0 {
 			steps = g.scaled(st.Steps, 1)

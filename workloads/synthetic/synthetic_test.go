@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -683,7 +684,7 @@ func TestDefaultsDocumented(t *testing.T) {
 			if _, err := toml.Decode(enc.String(), &all); err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range sortedKeys(all) {
+			for _, k := range slices.Sorted(maps.Keys(all)) {
 				if !md.IsDefined(k) {
 					t.Errorf("default file does not set %q", k)
 				}
