@@ -73,15 +73,8 @@ func (p *ChatParams) generate(g *gen) error {
 	for range g.c.Task.Facts {
 		facts = append(facts, g.plant(func(a int) string { return userFact(r, a) }))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are a personal assistant helping with %s. Keep answers practical and remember what the user tells you.", topic)
-	if len(facts) > 0 {
-		b.WriteString("\n\nWhat you know so far:\n")
-		for _, f := range facts {
-			fmt.Fprintf(&b, "- %s\n", f.Text)
-		}
-	}
-	if err := g.task(b.String(), facts); err != nil {
+	intro := fmt.Sprintf("You are a personal assistant helping with %s. Keep answers practical and remember what the user tells you.", topic)
+	if err := g.taskWithFacts(intro, "What you know so far", facts); err != nil {
 		return err
 	}
 	turns := g.scaled(p.Turns, 1)

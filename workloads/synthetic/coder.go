@@ -134,13 +134,7 @@ func (w *repoWorld) task(g *gen) error {
 	fmt.Fprintf(&b, "Fix the %s accounting in the %s service: %s double-counts %s when a %s %s expires mid-request. ",
 		pick(r, nouns), w.focus, fn, plural(pick(r, nouns)), pick(r, adjectives), pick(r, nouns))
 	b.WriteString("Add a regression test, keep the change small, and run the package tests before you finish.")
-	if len(facts) > 0 {
-		b.WriteString("\n\nConstraints:\n")
-		for _, f := range facts {
-			fmt.Fprintf(&b, "- %s\n", f.Text)
-		}
-	}
-	return g.task(b.String(), facts)
+	return g.taskWithFacts(b.String(), "Constraints", facts)
 }
 
 func (w *repoWorld) pickFile(g *gen) *repoFile {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
@@ -130,6 +131,21 @@ func (g *gen) register(src string, facts []trace.Fact, ref string, refetch *trac
 		g.known[f.ID] = true
 		g.facts = append(g.facts, &fact{Fact: f, source: src, pos: g.pos, ref: ref, refetch: refetch, task: task, noProbe: noProbe})
 	}
+}
+
+// taskWithFacts sends the task: intro, then the facts listed under heading
+// when there are any.
+func (g *gen) taskWithFacts(intro, heading string, facts []trace.Fact) error {
+	if len(facts) == 0 {
+		return g.task(intro, facts)
+	}
+	var b strings.Builder
+	b.WriteString(intro)
+	b.WriteString("\n\n" + heading + ":\n")
+	for _, f := range facts {
+		b.WriteString("- " + f.Text + "\n")
+	}
+	return g.task(b.String(), facts)
 }
 
 func (g *gen) task(text string, facts []trace.Fact) error {

@@ -80,15 +80,8 @@ func (p *LogAnalyzerParams) generate(g *gen) error {
 			}
 		}))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "The %s error rate spiked on March 14. The logs are under /var/log/. Find the root cause, quantify it with counts and timestamps, and write report.md.", w.svc)
-	if len(facts) > 0 {
-		b.WriteString("\n\nNotes from the incident channel:\n")
-		for _, f := range facts {
-			fmt.Fprintf(&b, "- %s\n", f.Text)
-		}
-	}
-	if err := g.task(b.String(), facts); err != nil {
+	intro := fmt.Sprintf("The %s error rate spiked on March 14. The logs are under /var/log/. Find the root cause, quantify it with counts and timestamps, and write report.md.", w.svc)
+	if err := g.taskWithFacts(intro, "Notes from the incident channel", facts); err != nil {
 		return err
 	}
 	return g.runStages(p.Stages, p.Probes, w)

@@ -87,15 +87,8 @@ func (p *ResearcherParams) generate(g *gen) error {
 			}
 		}))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Research %s: how has %s changed for %s since %d, and why? Write a cited report to report.md.", w.topic, metric, group, 2019+r.IntN(4))
-	if len(facts) > 0 {
-		b.WriteString("\n\nRequirements:\n")
-		for _, f := range facts {
-			fmt.Fprintf(&b, "- %s\n", f.Text)
-		}
-	}
-	if err := g.task(b.String(), facts); err != nil {
+	intro := fmt.Sprintf("Research %s: how has %s changed for %s since %d, and why? Write a cited report to report.md.", w.topic, metric, group, 2019+r.IntN(4))
+	if err := g.taskWithFacts(intro, "Requirements", facts); err != nil {
 		return err
 	}
 	return g.runStages(p.Stages, p.Probes, w)
