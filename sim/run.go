@@ -750,7 +750,11 @@ func (m *meter) probe(p *pendingProbe, hit bool) {
 		m.factHits++
 	}
 	if p.depth >= 0 {
-		k := bits.Len64(uint64(p.depth) / 1024)
+		// Bucket k holds depths in (1024<<(k-1), 1024<<k]; 0..1024 is bucket 0.
+		k := 0
+		if p.depth > 0 {
+			k = bits.Len64(uint64(p.depth-1) / 1024)
+		}
 		b, ok := m.depth[k]
 		if !ok {
 			b = &DepthBucket{UpTo: 1024 << k}
