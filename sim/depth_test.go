@@ -38,4 +38,3 @@ func TestDepthBucketBoundaries(t *testing.T) {
 		})
 	}
 }
-
