@@ -448,15 +448,24 @@ func (r *runner) chargeSummaries() {
 func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 	var misses []pendingProbe
 	for _, p := range r.pending {
-		hit := false
+		var found *Block
 		if measured {
-			hit = r.m.present(req, &p.probe)
+			found = r.m.present(req, &p.probe)
 		} else {
-			for i := 0; !hit && i < len(req.Blocks); i++ {
-				hit = req.Blocks[i].Has(&p.probe)
+			for _, b := range req.Blocks {
+				if b.Has(&p.probe) {
+					found = b
+					break
+				}
 			}
 		}
+		hit := found != nil
 		r.m.probe(&p, hit)
+		if hit {
+			// The block the fact was found in (its source, a summary, a
+			// message quoting it) was used: its sends so far were not dead.
+			r.m.used(found)
+		}
 		if !hit {
 			misses = append(misses, p)
 		}
@@ -630,12 +639,12 @@ type factMemo struct {
 	hits      []*Block
 }
 
-// present reports whether the measured request holds the probe's fact: a
-// block listing it, or its text verbatim in any block.
-func (m *meter) present(req *Request, p *trace.Probe) bool {
+// present returns a block of the measured request that holds the probe's
+// fact (a block listing it, or its text verbatim in one block), or nil.
+func (m *meter) present(req *Request, p *trace.Probe) *Block {
 	for _, b := range m.env.factIdx[p.Fact] {
 		if b.since >= 0 {
-			return true
+			return b
 		}
 	}
 	memo := m.memo[p.Text]
@@ -645,7 +654,7 @@ func (m *meter) present(req *Request, p *trace.Probe) bool {
 	}
 	for _, b := range memo.hits {
 		if b.since >= 0 {
-			return true
+			return b
 		}
 	}
 	need := sigOf(p.Text)
@@ -655,11 +664,11 @@ func (m *meter) present(req *Request, p *trace.Probe) bool {
 		}
 		if b.hasFact(p, &need) {
 			memo.hits = append(memo.hits, b)
-			return true
+			return b
 		}
 	}
 	memo.scannedAt = m.requests
-	return false
+	return nil
 }
 
 // close ends block b's presence before request r: its requests since then
