@@ -85,11 +85,8 @@ func cmdConvert(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var f importFlags
 	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return usagef("convert: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fs.Usage()

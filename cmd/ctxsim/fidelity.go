@@ -112,11 +112,8 @@ func cmdFidelity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stderr, "Compares simulated and recorded usage on recorded sessions (DESIGN.md §6).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return usagef("fidelity: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()

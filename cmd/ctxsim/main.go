@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,37 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
+}
+
+// parseFlags parses args with fs, turning -h into a clean exit (errHelpShown)
+// and anything else wrong into a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelpShown
+		}
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
+
+// errHelpShown ends a command whose -h output was printed: exit 0.
+var errHelpShown = errors.New("help shown")
+
+// helpOK maps errHelpShown to success.
+func helpOK(err error) error {
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
+}
+
+// checkFormat accepts the --format values every subcommand takes.
+func checkFormat(cmd, f string) error {
+	if f != "text" && f != "json" {
+		return usagef("%s: --format must be text or json, not %q", cmd, f)
+	}
+	return nil
 }
 
 // errSilent is returned when the failure was already reported (for example a

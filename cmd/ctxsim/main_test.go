@@ -49,6 +49,22 @@ func TestUsage(t *testing.T) {
 	})
 }
 
+// A flag a subcommand does not define is a usage error (exit 2) that names
+// the subcommand.
+func TestUnknownFlag(t *testing.T) {
+	var cases []cmdCase
+	for _, c := range commands() {
+		args := []string{c.name, "--no-such-flag"}
+		name := c.name
+		if c.name == "trace" {
+			args = []string{"trace", "stats", "--no-such-flag"}
+			name = "trace stats"
+		}
+		cases = append(cases, cmdCase{c.name, args, 2, name + ": flag provided but not defined: -no-such-flag"})
+	}
+	runCases(t, cases)
+}
+
 // Every subcommand answers -h with its flags and exit 0, as Go's flag package does.
 func TestEverySubcommandHasHelp(t *testing.T) {
 	for _, c := range commands() {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,11 +16,8 @@ func cmdModels(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	extra := fs.String("models", "", "also list the profiles of this TOML `file`")
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("models: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("models: unexpected argument %q", fs.Arg(0))

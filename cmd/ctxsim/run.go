@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,11 +42,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	format := fs.String("format", "text", "output format: text or json")
 	noRefetch := fs.Bool("no-refetch", false, "do not re-issue tool calls whose results were evicted")
 	series := fs.String("series", "", "also write the per-request series (CSV) to `file`")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("run: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("run: unexpected argument %q", fs.Arg(0))

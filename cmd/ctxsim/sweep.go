@@ -22,36 +22,6 @@ import (
 // sweepRun is the function that runs one cell; tests replace it.
 var sweepRun bench.RunFunc = bench.Simulate
 
-// parseFlags parses args with fs, turning -h into a clean exit (errHelpShown)
-// and anything else wrong into a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelpShown
-		}
-		return usagef("%s: %v", fs.Name(), err)
-	}
-	return nil
-}
-
-// errHelpShown ends a command whose -h output was printed: exit 0.
-var errHelpShown = errors.New("help shown")
-
-// helpOK maps errHelpShown to success.
-func helpOK(err error) error {
-	if errors.Is(err, errHelpShown) {
-		return nil
-	}
-	return err
-}
-
-func checkFormat(cmd, f string) error {
-	if f != "text" && f != "json" {
-		return usagef("%s: --format must be text or json, not %q", cmd, f)
-	}
-	return nil
-}
-
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

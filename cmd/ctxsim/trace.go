@@ -24,11 +24,8 @@ func cmdTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("format-out", "json", "output: json or text")
 	var f importFlags
 	f.register(fs)
-	if err := fs.Parse(args[1:]); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return usagef("trace stats: %v", err)
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return helpOK(err)
 	}
 	if *out != "json" && *out != "text" {
 		return usagef("trace stats: --format-out %q: want text or json", *out)

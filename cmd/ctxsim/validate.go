@@ -49,14 +49,11 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stderr, "usage: ctxsim validate [--window N[,N…]] [--format text|json] FILE…")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return usagef("validate: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return helpOK(err)
 	}
-	if *format != "text" && *format != "json" {
-		return usagef("validate: --format must be text or json, not %q", *format)
+	if err := checkFormat("validate", *format); err != nil {
+		return err
 	}
 	windows := defaultValidateWindows
 	if *windowsFlag != "" {
