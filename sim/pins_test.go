@@ -1,0 +1,110 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/sim/trace"
+)
+
+// prefix_stability_p10_pct is the nearest-rank 10th percentile: the value at
+// rank ⌈0.1·n⌉ of the sorted per-request ratios.
+func TestPercentileNearestRank(t *testing.T) {
+	seqf := func(n int) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = float64(i + 1)
+		}
+		return s
+	}
+	tests := []struct {
+		name   string
+		sorted []float64
+		want   float64
+	}{
+		{"one value", []float64{7}, 7},
+		{"two values: rank 1", []float64{3, 9}, 3},
+		{"10 values: rank 1", seqf(10), 1},
+		{"11 values: rank 2", seqf(11), 2},
+		{"20 values: rank 2", seqf(20), 2},
+		{"21 values: rank 3", seqf(21), 3},
+		{"100 values: rank 10", seqf(100), 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.sorted, 0.10); got != tt.want {
+				t.Fatalf("p10 = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// input_growth: the quarters are the first and last ⌊n/4⌋ requests, at least
+// one, so runs of 1..7 requests compare single requests.
+func TestInputGrowthQuarters(t *testing.T) {
+	tests := []struct {
+		name  string
+		sizes []int32
+		want  float64
+	}{
+		{"one request", []int32{100}, 1},
+		{"three requests: last ÷ first", []int32{100, 150, 300}, 3},
+		{"five requests: quarter of 1", []int32{100, 1, 1, 1, 250}, 2.5},
+		{"eight requests: quarters of 2", []int32{100, 300, 1, 1, 1, 1, 500, 700}, (500 + 700) / 400.0},
+		{"nine requests: quarters of 2", []int32{100, 100, 1, 1, 1, 1, 1, 300, 300}, 3},
+		{"empty first quarter", []int32{0, 5, 5, 5}, math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := growth(tt.sizes); !near(got, tt.want) {
+				t.Fatalf("growth = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A trace with no inference has no requests: every per-request share is NaN
+// (null in JSON), never 0 or a division by zero, and the counts are 0.
+func TestMetricsZeroRequests(t *testing.T) {
+	f := trace.Fact{ID: "f", Text: "key=42"}
+	b := (&tb{}).task("t", 10).user("u", 10, f).probe("p", f, "u", false)
+	res := run(t, b, Config{Policy: "unbounded", Model: testProfile("anthropic")})
+	for _, k := range []string{"task_retained_pct", "task_first_loss", "prefix_stability_pct", "prefix_stability_p10_pct",
+		"cache_hit_pct", "waste_pct", "waste_reprefill_pct", "waste_dead_pct", "waste_refetch_pct", "ttft_mean_s", "input_growth"} {
+		if v := res.Metrics.Get(k); !math.IsNaN(v) {
+			t.Errorf("%s = %v, want NaN", k, v)
+		}
+	}
+	checkMetrics(t, res.Metrics, map[string]float64{"requests": 0, "input_tokens": 0, "cost_usd": 0,
+		"over_window_requests": 0, "peak_request_tokens": 0,
+		// The probe after the last (here: no) inference is asked of the
+		// context as it stands, which holds u.
+		"fact_recall_pct": 100})
+}
+
+// Fact presence is "verbatim in one block": a fact whose text is split
+// across two blocks is not present, and elided content holds the facts it
+// lists.
+func TestFactPresenceBlocks(t *testing.T) {
+	f := trace.Fact{ID: "f", Text: "port=8443"}
+	t.Run("split across two blocks", func(t *testing.T) {
+		b := (&tb{}).task("t", 10).user("u1", 10).user("u2", 10)
+		b.evs[1].Text = "abc port=" + b.evs[1].Text[9:]
+		b.evs[2].Text = "8443 tail " + b.evs[2].Text[10:]
+		b.asst("a1", 1, 1).probe("p", f, "u1", false).asst("a2", 1, 1)
+		res := run(t, b, Config{Policy: "unbounded", Model: testProfile("none")})
+		checkMetrics(t, res.Metrics, map[string]float64{"fact_recall_pct": 0, "lost_facts": 1})
+	})
+	t.Run("listed by elided content", func(t *testing.T) {
+		b := (&tb{}).task("t", 10).call("a1", "c1", 1).result("r1", "c1", 50, f).probe("p", f, "r1", true).asst("a2", 1, 1)
+		res := run(t, b, Config{Policy: "unbounded", Model: testProfile("none")})
+		checkMetrics(t, res.Metrics, map[string]float64{"fact_recall_pct": 100, "lost_facts": 0, "requests": 2})
+	})
+	t.Run("quoted in one block that is not its source", func(t *testing.T) {
+		b := (&tb{}).task("t", 10).user("u1", 10)
+		b.evs[1].Text = "x port=8443 " + b.evs[1].Text[12:]
+		b.asst("a1", 1, 1).probe("p", f, "elsewhere", false).asst("a2", 1, 1)
+		res := run(t, b, Config{Policy: "unbounded", Model: testProfile("none")})
+		checkMetrics(t, res.Metrics, map[string]float64{"fact_recall_pct": 100})
+	})
+}
