@@ -92,9 +92,9 @@ func (noCache) serve(*prefixView, float64) cacheUse { return cacheUse{} }
 // and stores the hash of the prefix ending there; a read looks, for each
 // breakpoint, at that block and the 19 before it for an entry an earlier
 // request wrote; at most 4 breakpoints; prefixes under the model's minimum are
-// never cached; the TTL (5 m or 1 h, from the start of the request) is
-// refreshed on a hit. Billing of mixed TTLs: read for A, 1 h write for B−A,
-// 5 m write for C−B.
+// never cached; the TTL (5 m or 1 h, from the start of the request) of every
+// entry a breakpoint finds is refreshed, not only the longest hit's. Billing
+// of mixed TTLs: read for A, 1 h write for B−A, 5 m write for C−B.
 type anthropicCache struct {
 	min     int
 	entries map[uint64]*antEntry
@@ -144,6 +144,10 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 				delete(c.entries, v.chains[j])
 				continue
 			}
+			// Every entry a breakpoint reads was used, not only the longest:
+			// each one's TTL is refreshed (a system-prompt entry outlives a
+			// broken message prefix).
+			e.expires = now + e.ttl
 			if j > hit {
 				hit = j
 			}
@@ -152,8 +156,6 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 	}
 	var use cacheUse
 	if hit >= 0 {
-		e := c.entries[v.chains[hit]]
-		e.expires = now + e.ttl
 		use.Read = v.cum[hit]
 	}
 	// Writes: every breakpoint after the hit whose prefix reaches the minimum.

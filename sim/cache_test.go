@@ -160,6 +160,26 @@ func TestAnthropicCache(t *testing.T) {
 			t.Fatalf("read %d at 8 min, want the refreshed entry", got.Read)
 		}
 	})
+	t.Run("every breakpoint's hit refreshes its entry", func(t *testing.T) {
+		// r1 (t=0) writes entries at the system breakpoint (block 2, 200
+		// tokens) and the end (block 10). r2 (t=4 min) hits both: its system
+		// breakpoint finds its own entry, its end finds block 10's; both are
+		// used, both live until t=9 min. r3 (t=8 min) changed block 3 (an
+		// eviction): its system breakpoint still reads the 200 tokens. Were
+		// only the longest hit refreshed, the system entry would have expired
+		// at t=5 min and r3 would read nothing.
+		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		sys := CacheMark{Index: 1, TTL: "5m"}
+		c.serve(view(seq(1, 10), repeat(100, 10), sys, last(10)), 0)
+		if got := c.serve(view(seq(1, 12), repeat(100, 12), sys, last(12)), 240); got.Read != 1000 {
+			t.Fatalf("r2 read %d, want 1000", got.Read)
+		}
+		changed := seq(1, 12)
+		changed[2] = 999
+		if got := c.serve(view(changed, repeat(100, 12), sys, last(12)), 480); got != (cacheUse{Read: 200, Write5m: 1000}) {
+			t.Fatalf("r3: %+v, want the system prefix (200) read and the rest (1000) written", got)
+		}
+	})
 	t.Run("a 1-hour entry survives the gap", func(t *testing.T) {
 		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
 		got := c.serve(view(seq(1, 10), repeat(100, 10), CacheMark{Index: 9, TTL: "1h"}), 0)
