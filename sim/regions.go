@@ -46,6 +46,7 @@ type regionPolicy struct {
 	warned map[string]bool
 	occ    []engine.RegionUsage   // reused by every request
 	grown  map[string]*grownCount // per region: its last system block counted
+	chunk  map[string]*Block      // per region: its last system block converted
 }
 
 // loadBlueprint reads regions:<arg>: an embedded blueprint name, or a path.
@@ -79,7 +80,7 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 	p := &regionPolicy{env: e, bp: bp,
 		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
 		callEvent: map[string]string{}, refetched: map[string]bool{}, kinds: map[string]engine.Kind{},
-		cache: map[uint64]*Block{}, warned: map[string]bool{}, grown: map[string]*grownCount{}}
+		cache: map[uint64]*Block{}, warned: map[string]bool{}, grown: map[string]*grownCount{}, chunk: map[string]*Block{}}
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.
 	probe := p.opt
@@ -283,6 +284,13 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 			p.grown[eb.Region] = g
 		}
 		b = p.env.newBlockCounted(kind, id, text, 0, nil, key, g.count(p.env.tok, text))
+		// What the chunk held before it grew was sent already (re-prefill
+		// counts it when the cache misses it), less the token that straddles
+		// the seam, as prefix stability counts it.
+		if old := p.chunk[eb.Region]; old != nil && old.sent && len(text) > len(old.Text) && commonPrefix(old.Text, text) == len(old.Text) {
+			b.prior = max(0, min(old.Tokens-1, b.Tokens))
+		}
+		p.chunk[eb.Region] = b
 	} else {
 		b = p.env.newBlockHashed(kind, id, text, 0, nil, key)
 	}

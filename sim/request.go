@@ -43,6 +43,9 @@ type Block struct {
 	seenAt           int   // last request that listed the block after the common prefix
 	pendingTokens    int64 // tokens sent since the content was last used by a probe
 	pendingReprefill int64 // of which re-prefilled
+	// prior is the tokens at the block's start that an earlier block already
+	// sent: a region's open chunk that grew holds its previous version.
+	prior int
 	// Refetched marks a tool result the simulated agent fetched again after
 	// its first copy had been evicted.
 	Refetched bool

@@ -595,10 +595,21 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	}
 	for i := sort.SearchInts(v.cum, use.Read+1); i < n; i++ {
 		b := blocks[i]
-		if !b.sent || b.Refetched {
+		if b.Refetched {
 			continue
 		}
-		part := int64(v.cum[i] - max(use.Read, v.tokensThrough(i-1)))
+		end := v.cum[i]
+		if !b.sent {
+			// New content; a grown chunk's previous version was sent before.
+			if b.prior == 0 {
+				continue
+			}
+			end = v.tokensThrough(i-1) + b.prior
+		}
+		part := int64(end - max(use.Read, v.tokensThrough(i-1)))
+		if part <= 0 {
+			continue
+		}
 		m.reprefill += part
 		if !b.exempt {
 			b.pendingReprefill += part

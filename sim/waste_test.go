@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -32,3 +36,72 @@ func TestDeadWasteCountsAProbeHitInAnyBlock(t *testing.T) {
 		})
 	}
 }
+
+// Re-prefill is "tokens sent in an earlier request and processed again
+// uncached". A region's open chunk that grew is a new block, but the part of
+// it that is its previous version (prior tokens) was sent before.
+//
+//	r1 = A            100 tokens, new
+//	r2 = A' (A + 100) 200 tokens, of which A's 100 were sent in r1
+//
+// No cache: re-prefill = 100 (A' is system content, never dead).
+func TestReprefillCountsAGrownBlocksPriorPart(t *testing.T) {
+	tok, err := NewTokenizer("bytes/4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{tok: tok, prof: testProfile("none"), window: 100000, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	var m meter
+	m.init(e, noCache{})
+	a := e.newBlock(BlockSystem, "r#1", text("A", 100), 0, nil)
+	m.measure(&Request{Blocks: []*Block{a}}, 0, nil)
+	grown := e.newBlock(BlockSystem, "r#2", a.Text+text("B", 100), 0, nil)
+	grown.prior = 100
+	m.measure(&Request{Blocks: []*Block{grown}}, 1, nil)
+	var out Metrics
+	m.finish(&out, 1)
+	checkMetrics(t, out, map[string]float64{"input_tokens": 300, "waste_reprefill_pct": 100 * 100.0 / 300, "waste_dead_pct": 0})
+}
+
+// The region policy marks a grown chunk with the tokens of its previous
+// version (less the token that straddles the seam), when that version was
+// sent.
+func TestRegionsGrownChunkPrior(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.leviath")
+	if err := os.WriteFile(path, []byte(testBlueprint), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := (&tb{}).system("s", 50).task("t", 20).call("a1", "c1", 5).result("r1", "c1", 100).
+		call("a2", "c2", 5).result("r2", "c2", 100).asst("a3", 5, 5)
+	var prev map[string]*Block
+	found := false
+	rec := sinkFunc(func(s RequestSample) {
+		cur := map[string]*Block{}
+		for _, blk := range s.Request.Blocks {
+			if blk.Kind != BlockRegion {
+				continue // messages do not grow; only a system region's chunk does
+			}
+			cur[blk.Region] = blk // the region's last chunk
+			if old, ok := prev[blk.Region]; ok && old != blk && len(blk.Text) > len(old.Text) && strings.HasPrefix(blk.Text, old.Text) {
+				found = true
+				if blk.prior != old.Tokens-1 {
+					t.Errorf("request %d, region %s: prior %d, want %d (the previous version's tokens less one)", s.Index, blk.Region, blk.prior, old.Tokens-1)
+				}
+			}
+		}
+		prev = cur
+	})
+	_, err := Run(context.Background(), SliceSource(trace.Header{Schema: trace.Schema, Version: 1}, b.evs),
+		Config{Policy: "regions:" + path, Model: testProfile("none"), Window: 32768, Series: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found {
+		t.Fatal("no region chunk grew: the test does not exercise prior")
+	}
+}
+
+type sinkFunc func(RequestSample)
+
+func (f sinkFunc) Request(s RequestSample) { f(s) }
