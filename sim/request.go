@@ -46,6 +46,9 @@ type Block struct {
 	// prior is the tokens at the block's start that an earlier block already
 	// sent: a region's open chunk that grew holds its previous version.
 	prior int
+	// taskTokens is the tokens of the task text in a block that holds it but
+	// is not a task or system block: they are never dead.
+	taskTokens int
 	// Refetched marks a tool result the simulated agent fetched again after
 	// its first copy had been evicted.
 	Refetched bool

@@ -176,6 +176,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		}
 		if ev.Kind == trace.KindTask && r.m.taskText == "" && ev.Text != "" {
 			r.m.taskText = ev.Text
+			r.m.taskTokens = countText(e.tok, ev.Text)
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
 		}
 		heap.Push(&r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
@@ -488,9 +489,10 @@ type meter struct {
 	env   *env
 	cache cacheModel
 
-	taskText string
-	taskHash uint64
-	taskIn   int // blocks holding the task text in the current request
+	taskText   string
+	taskTokens int // tokens of taskText
+	taskHash   uint64
+	taskIn     int // blocks holding the task text in the current request
 
 	prev   []*Block
 	view   prefixView
@@ -556,6 +558,11 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 			b.since = r
 			if m.taskText != "" && m.holdsTask(b) {
 				m.taskIn++
+				if !b.exempt {
+					// The task is never dead, whatever block carries it; the
+					// rest of that block (a summary's other lines) can be.
+					b.taskTokens = min(b.Tokens, m.taskTokens)
+				}
 			}
 		}
 	}
@@ -686,7 +693,7 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 // are pending dead tokens until a probe uses the content.
 func (m *meter) close(b *Block, r int) {
 	if !b.exempt && !b.Refetched && r > b.since {
-		b.pendingTokens += int64(b.Tokens) * int64(r-b.since)
+		b.pendingTokens += int64(b.Tokens-b.taskTokens) * int64(r-b.since)
 	}
 	if b.taskState == 2 {
 		m.taskIn--
@@ -818,7 +825,9 @@ func (m *meter) finish(out *Metrics, clock float64) {
 				continue
 			}
 			dead += b.pendingTokens
-			deadRep += b.pendingReprefill
+			// Re-prefill of dead tokens counts as dead; a block's re-sent task
+			// tokens stay re-prefill.
+			deadRep += min(b.pendingReprefill, b.pendingTokens)
 		}
 	}
 	reprefill := m.reprefill - deadRep

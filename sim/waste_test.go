@@ -105,3 +105,25 @@ func TestRegionsGrownChunkPrior(t *testing.T) {
 type sinkFunc func(RequestSample)
 
 func (f sinkFunc) Request(s RequestSample) { f(s) }
+
+// Dead waste excepts the task: a block that holds the whole task text is
+// never dead, whatever its kind (a recorded request sends the task inside a
+// user message, not as a task block).
+//
+//	r1 (recorded) = sys 100 (system) + task text 10 (user) + x 50 (user) = 160
+//
+// No probe uses anything: dead = x's 50 only, 50 of 160.
+func TestDeadWasteExceptsABlockHoldingTheTask(t *testing.T) {
+	task := text("t", 10)
+	req := &trace.Request{
+		System: []trace.Block{{Type: "text", Text: text("sys", 100)}},
+		Messages: []trace.Message{{Role: "user", Blocks: []trace.Block{
+			{Type: "text", Text: task}, {Type: "text", Text: text("x", 50)}}}},
+	}
+	b := (&tb{}).task("t", 10)
+	b.add(trace.Event{Kind: trace.KindUsage, ID: "use1", Usage: &trace.Usage{Prompt: 160, Uncached: 160, Request: req}})
+	b.asst("a1", 5, 5)
+	res := run(t, b, Config{Policy: "as-recorded", Model: testProfile("none")})
+	checkMetrics(t, res.Metrics, map[string]float64{"requests": 1, "input_tokens": 160, "task_retained_pct": 100,
+		"waste_dead_pct": 100 * 50.0 / 160})
+}
