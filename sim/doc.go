@@ -68,12 +68,23 @@
 // # Measuring
 //
 // Fact presence: a fact is present when a block lists it (elided content
-// carries its facts) or its text occurs verbatim in any block, summaries
-// included; each block is searched for a fact once while it stays in the
+// carries its facts) or its text occurs verbatim within one block, summaries
+// included (DESIGN.md's "in any block": a text split across two blocks is a
+// miss); each block is searched for a fact once while it stays in the
 // context. Dead waste is counted per block over the requests it was in since
-// the last probe that used its content, so it needs no look-ahead; the
-// re-prefill of content that turns out dead is counted as dead, so the three
-// waste parts are disjoint and waste_pct is their sum. Lost facts are
+// the last probe that used its content (the probe's source, the blocks
+// listing its fact, and the block it was found in), so it needs no
+// look-ahead; the task's tokens are never dead, in whatever block they
+// travel. The re-prefill of content that turns out dead is counted as dead,
+// so the three waste parts are disjoint and waste_pct is their sum.
+// Re-prefill counts every sent-before token the cache did not read (writes
+// included, as they are prefilled again), and the previous version of a
+// region's grown chunk as sent before. Refetch waste counts the refetched
+// results and re-issued calls in every request that carries them. Time to
+// first token prefills everything not read from the cache. The p10 is the
+// nearest-rank percentile; input growth compares quarters of ⌊n/4⌋ requests
+// (at least one). With no requests (or no probes) a share is NaN, null in
+// JSON. Lost facts are
 // distinct facts missed and not fetched again. Result.RecallByDepth gives
 // fact recall by depth (tokens that entered the context after the fact).
 // Per-pair prefix stability and request sizes are kept (a few bytes per
