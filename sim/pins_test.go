@@ -108,3 +108,36 @@ func TestFactPresenceBlocks(t *testing.T) {
 		checkMetrics(t, res.Metrics, map[string]float64{"fact_recall_pct": 100})
 	})
 }
+
+// cost_usd includes the summariser's calls: flat-compact summarising at the
+// first request is charged its input (t + u1..u4 = 450 tokens, at the input
+// price) and its summary (at the output price), and its time.
+//
+//	request = s (50) + summary (S) + u5 u6 (200), no cache
+//	cost    = (250 + S)·$1 + 10·$2 + 450·$1 + S·$2, per million
+//	time    = summariser 0.5 + 450/1000 + S/100, then 0.5 + (250+S)/1000 + 10/100
+func TestCostIncludesTheSummariser(t *testing.T) {
+	b := (&tb{}).system("s", 50).task("t", 50)
+	for i := 1; i <= 6; i++ {
+		b.user(name("u", i), 100)
+	}
+	b.asst("a1", 1, 10)
+	var sumTokens int
+	rec := sinkFunc(func(s RequestSample) {
+		if blk := s.Request.Blocks[1]; blk.Kind == BlockSummary {
+			sumTokens = blk.Tokens
+		}
+	})
+	res := run(t, b, Config{Policy: "flat-compact(threshold=500,keep=2)", Model: testProfile("none"), Series: rec})
+	if sumTokens == 0 {
+		t.Fatal("no summary in the request")
+	}
+	S := float64(sumTokens)
+	checkMetrics(t, res.Metrics, map[string]float64{
+		"compactions":     1,
+		"input_tokens":    250 + S,
+		"cost_usd":        ((250+S)*1 + 10*2 + 450*1 + S*2) / 1e6,
+		"virtual_seconds": (0.5 + 0.45 + S/100) + (0.5 + (250+S)/1000 + 0.1),
+		"ttft_mean_s":     0.5 + (250+S)/1000,
+	})
+}
