@@ -141,3 +141,22 @@ func TestCostIncludesTheSummariser(t *testing.T) {
 		"ttft_mean_s":     0.5 + (250+S)/1000,
 	})
 }
+
+// Probes after the last inference are asked of the context the policy would
+// send next, but that request is never sent: what the policy did to build it
+// (drop, compact, summarise) is not counted.
+//
+//	r1 (at a1) = t 100: fits the 900-token budget (window 1000 − reserve 100)
+//	then u1 (900) arrives and the probe: the next request would drop t
+//	evictions = 0, requests = 1, input = 100, cost = 100·$1 + 1·$2
+func TestProbesAfterTheLastInferenceCountNoWork(t *testing.T) {
+	f := trace.Fact{ID: "f", Text: "key=42"}
+	b := (&tb{}).task("t", 100).asst("a1", 1, 1).user("u1", 900).probe("p", f, "t", false)
+	for _, pol := range []string{"flat", "flat-compact(threshold=500,keep=1)"} {
+		t.Run(pol, func(t *testing.T) {
+			res := run(t, b, Config{Policy: pol, Model: testProfile("none"), Window: 1000})
+			checkMetrics(t, res.Metrics, map[string]float64{"requests": 1, "input_tokens": 100, "evictions": 0,
+				"compactions": 0, "cost_usd": (100 + 2) / 1e6})
+		})
+	}
+}

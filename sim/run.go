@@ -187,9 +187,13 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	}
 	r.drain()
 	if len(r.pending) > 0 {
-		// Probes after the last inference are asked of the context as it stands.
+		// Probes after the last inference are asked of the context the
+		// policy would send next; that request is never sent, so what the
+		// policy did to build it is not counted.
+		ev, co, si, so := e.evictions, e.compactions, e.sumIn, e.sumOut
 		req := pol.request()
 		r.evalProbes(req, false)
+		e.evictions, e.compactions, e.sumIn, e.sumOut = ev, co, si, so
 	}
 	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
 	r.m.finish(&res.Metrics, r.clock)
