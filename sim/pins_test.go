@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -159,4 +160,44 @@ func TestProbesAfterTheLastInferenceCountNoWork(t *testing.T) {
 				"compactions": 0, "cost_usd": (100 + 2) / 1e6})
 		})
 	}
+}
+
+// Prefix stability's common tokens inside the first differing block: under a
+// bytes/N tokenizer token k covers bytes [(k−1)·N, k·N), so a common prefix of
+// i bytes shares ⌊i/N⌋ whole tokens — also when i is a multiple of N, where
+// no token straddles the divergence.
+func TestCommonTokensBytesPer(t *testing.T) {
+	tok, err := NewTokenizer("bytes/4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &meter{env: &env{tok: tok}}
+	base := text("A", 100) // 400 bytes, 100 tokens
+	tests := []struct {
+		name   string
+		common int // bytes
+		want   int
+	}{
+		{"diverge at a token boundary", 200, 50},
+		{"diverge one byte into a token", 201, 50},
+		{"diverge at the last byte of a token", 203, 50},
+		{"diverge at the first byte", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			other := base[:tt.common] + strings.Repeat("x", 400-tt.common)
+			a := &Block{Text: base, Tokens: 100}
+			b := &Block{Text: other, Tokens: 100}
+			if got := m.commonTokens(a, b); got != tt.want {
+				t.Fatalf("common tokens %d, want %d", got, tt.want)
+			}
+		})
+	}
+	t.Run("a grown block shares all of its previous version at a boundary", func(t *testing.T) {
+		a := &Block{Text: base, Tokens: 100}
+		b := &Block{Text: base + "tail", Tokens: 101}
+		if got := m.commonTokens(a, b); got != 100 {
+			t.Fatalf("common tokens %d, want 100", got)
+		}
+	})
 }

@@ -285,10 +285,10 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		}
 		b = p.env.newBlockCounted(kind, id, text, 0, nil, key, g.count(p.env.tok, text))
 		// What the chunk held before it grew was sent already (re-prefill
-		// counts it when the cache misses it), less the token that straddles
-		// the seam, as prefix stability counts it.
+		// counts it when the cache misses it): its tokens wholly before the
+		// seam, as prefix stability counts them.
 		if old := p.chunk[eb.Region]; old != nil && old.sent && len(text) > len(old.Text) && commonPrefix(old.Text, text) == len(old.Text) {
-			b.prior = max(0, min(old.Tokens-1, b.Tokens))
+			b.prior = min(sharedTokens(p.env.tok, len(old.Text), old.Tokens), b.Tokens)
 		}
 		p.chunk[eb.Region] = b
 	} else {

@@ -739,9 +739,21 @@ func (m *meter) commonTokens(a, b *Block) int {
 	}
 	n := m.env.tok.Count(a.Text[:i])
 	if i < len(a.Text) || i < len(b.Text) {
-		n-- // the token that straddles the divergence is not shared
+		n = sharedTokens(m.env.tok, i, n)
 	}
 	return max(0, min(n, a.Tokens, b.Tokens))
+}
+
+// sharedTokens is how many of the tokens of a text's first size bytes
+// (counted as tokens) two texts that diverge right after them share. Under
+// bytes/N token k covers bytes [(k−1)·N, k·N): ⌊size/N⌋ tokens lie wholly
+// before the divergence. A BPE may merge across it, so its last token is
+// not counted as shared.
+func sharedTokens(tok Tokenizer, size, tokens int) int {
+	if bp, ok := tok.(bytesPer); ok {
+		return min(tokens, int(math.Floor(float64(size)/bp.per)))
+	}
+	return max(0, tokens-1)
 }
 
 // commonPrefix is the length of the common prefix of a and b. A growing

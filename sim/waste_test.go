@@ -64,8 +64,8 @@ func TestReprefillCountsAGrownBlocksPriorPart(t *testing.T) {
 }
 
 // The region policy marks a grown chunk with the tokens of its previous
-// version (less the token that straddles the seam), when that version was
-// sent.
+// version that lie wholly before the seam (⌊bytes/4⌋ under bytes/4), when
+// that version was sent.
 func TestRegionsGrownChunkPrior(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.leviath")
@@ -85,8 +85,8 @@ func TestRegionsGrownChunkPrior(t *testing.T) {
 			cur[blk.Region] = blk // the region's last chunk
 			if old, ok := prev[blk.Region]; ok && old != blk && len(blk.Text) > len(old.Text) && strings.HasPrefix(blk.Text, old.Text) {
 				found = true
-				if blk.prior != old.Tokens-1 {
-					t.Errorf("request %d, region %s: prior %d, want %d (the previous version's tokens less one)", s.Index, blk.Region, blk.prior, old.Tokens-1)
+				if want := len(old.Text) / 4; blk.prior != want {
+					t.Errorf("request %d, region %s: prior %d, want %d (the previous version's whole bytes/4 tokens)", s.Index, blk.Region, blk.prior, want)
 				}
 			}
 		}
