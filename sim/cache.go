@@ -47,6 +47,10 @@ type prefixView struct {
 	cum    []int
 	rcum   []int // cumulative tokens of refetched blocks
 	marks  []CacheMark
+	// partial is the tokens at the start of block partialAt (the first that
+	// differs from the previous request's) that it shares with the previous
+	// request's block there; token-granular caches match them too.
+	partialAt, partial int
 }
 
 func (v *prefixView) total() int {
@@ -197,8 +201,9 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 // breakpoints needed; once a request reaches the minimum, its prefix is
 // stored, and a later request reads the longest stored prefix it shares,
 // rounded down to the step (128 tokens). Entries live ttl seconds after their
-// last write or reuse. Matching is at block boundaries: a prefix that
-// diverges inside a block is not matched inside it.
+// last write or reuse. Matching is at block boundaries, except that the
+// first block differing from the previous request matches the tokens it
+// shares with that request's block (the view's partial).
 //
 // The cache keeps each live request's prefix hashes. Because a prefix hash
 // covers everything before it, the longest match with one stored request is
@@ -208,6 +213,9 @@ type autoCache struct {
 	min, step int
 	ttl       float64
 	reqs      []storedPrefix
+	// prevStored: the last of reqs is the previous request (it reached the
+	// minimum), so the view's partial block is shared with it.
+	prevStored bool
 }
 
 type storedPrefix struct {
@@ -236,7 +244,12 @@ func commonChain(a, b []uint64) int {
 func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
 	total := v.total()
 	if total < c.min || total == 0 {
+		c.prevStored = false
 		return cacheUse{}
+	}
+	var prev []uint64
+	if c.prevStored && len(c.reqs) > 0 && c.reqs[len(c.reqs)-1].expires >= now {
+		prev = c.reqs[len(c.reqs)-1].chains
 	}
 	best := 0
 	var reuse []uint64 // the array of a subsumed request, extended in place
@@ -256,10 +269,17 @@ func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
 		}
 		live = append(live, s)
 	}
+	matched := v.tokensThrough(best - 1)
+	if v.partial > 0 && best == v.partialAt && best < len(prev) && commonChain(prev, v.chains) == best {
+		// Matching is by token: the start of the first differing block,
+		// shared with the previous request, is matched too.
+		matched += v.partial
+	}
 	clear(c.reqs[len(live):])
 	chains := append(reuse, v.chains[len(reuse):]...)
 	c.reqs = append(live, storedPrefix{chains: chains, expires: now + c.ttl})
-	read := v.tokensThrough(best-1) / c.step * c.step
+	c.prevStored = true
+	read := matched / c.step * c.step
 	if read < c.min {
 		read = 0
 	}
@@ -270,8 +290,9 @@ func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
 // blockTokens identified by a hash chain, kept in an LRU free queue at a
 // capacity in tokens; a finished request's blocks are queued in reverse order
 // so that its tail is evicted first. Blocks are tracked per content block of
-// the request (whose hash chain is exact); hits are rounded down to whole KV
-// blocks. There are no write charges: a miss is recomputed.
+// the request (whose hash chain is exact), plus the tokens the first block
+// that differs from the previous request shares with it (the view's
+// partial); hits are rounded down to whole KV blocks. There are no write charges: a miss is recomputed.
 //
 // The previous request's blocks sit at the most-recent end of the queue in
 // request order; the part of them a new request shares stays where it is,
@@ -344,7 +365,13 @@ func (c *vllmCache) serve(v *prefixView, now float64) cacheUse {
 		}
 		hit = j
 	}
-	read := v.tokensThrough(hit) / c.block * c.block
+	matched := v.tokensThrough(hit)
+	if v.partial > 0 && hit == k-1 && k == v.partialAt && k < len(c.last) && !c.last[k].gone {
+		// KV blocks hash tokens: the start of the first differing block,
+		// shared with the previous request's (still cached), matches too.
+		matched += v.partial
+	}
+	read := matched / c.block * c.block
 	// Queue the rest just behind the shared prefix, in request order, so the
 	// head of the prompt is the most recently used and its tail goes first.
 	var at *lruNode

@@ -340,3 +340,44 @@ func TestParseCacheKind(t *testing.T) {
 		t.Error("ParseCacheKind(redis) succeeded")
 	}
 }
+
+// OpenAI and vLLM match prefixes token by token, not content block by content
+// block: when a request's first differing block shares its start with the
+// previous request's (a region's chunk that grew), those shared tokens are
+// part of the cached prefix. The meter passes them as partial.
+func TestTokenGranularCachesMatchInsideADivergingBlock(t *testing.T) {
+	// r1 = A (1000) B (500); r2 = A B' (600), B' sharing 300 tokens with B.
+	r1 := view([]int{1, 2}, []int{1000, 500})
+	r2 := func() *prefixView {
+		v := view([]int{1, 3}, []int{1000, 600})
+		v.partialAt, v.partial = 1, 300
+		return v
+	}
+	t.Run("openai", func(t *testing.T) {
+		// 1,300 shared tokens → 1,280 in 128-token steps (without the partial
+		// block only 1,000 match, under the 1,024 minimum: nothing).
+		c := &autoCache{min: 1024, step: 128, ttl: 600}
+		c.serve(r1, 0)
+		if got := c.serve(r2(), 1); got != (cacheUse{Read: 1280, Write5m: 1600 - 1280}) {
+			t.Fatalf("%+v, want 1280 read", got)
+		}
+	})
+	t.Run("openai, the previous request not stored", func(t *testing.T) {
+		// r1 under the minimum is not stored: nothing to share.
+		c := &autoCache{min: 1024, step: 128, ttl: 600}
+		c.serve(view([]int{1, 2}, []int{500, 500}), 0)
+		v := view([]int{1, 3}, []int{1000, 600})
+		v.partialAt, v.partial = 1, 300
+		if got := c.serve(v, 1); got.Read != 0 {
+			t.Fatalf("read %d, want 0", got.Read)
+		}
+	})
+	t.Run("vllm", func(t *testing.T) {
+		// 1,300 shared tokens → 1,296 in whole 16-token KV blocks.
+		c := newVLLMCache(16, 1<<20)
+		c.serve(r1, 0)
+		if got := c.serve(r2(), 1); got.Read != 1296 {
+			t.Fatalf("read %d, want 1296", got.Read)
+		}
+	})
+}

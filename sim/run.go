@@ -572,8 +572,10 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	}
 	v.marks = req.Marks
 	stable := v.tokensThrough(lcp - 1)
+	v.partialAt, v.partial = lcp, 0
 	if lcp < n && lcp < len(m.prev) {
-		stable += m.commonTokens(m.prev[lcp], blocks[lcp])
+		v.partial = m.commonTokens(m.prev[lcp], blocks[lcp])
+		stable += v.partial
 	}
 	if r > 1 && tot > 0 {
 		m.ratios = append(m.ratios, float64(stable)/float64(tot))
