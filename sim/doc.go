@@ -83,8 +83,9 @@
 // results and re-issued calls in every request that carries them. Time to
 // first token prefills everything not read from the cache. The p10 is the
 // nearest-rank percentile; input growth compares quarters of ⌊n/4⌋ requests
-// (at least one). With no requests (or no probes) a share is NaN, null in
-// JSON. Lost facts are
+// (at least one). Task retention judges the requests sent once the task has
+// arrived (an earlier request cannot have lost it). With no requests (or no
+// probes) a share is NaN, null in JSON. Lost facts are
 // distinct facts missed and not fetched again. Result.RecallByDepth gives
 // fact recall by depth (tokens that entered the context after the fact).
 // Per-pair prefix stability and request sizes are kept (a few bytes per

@@ -201,3 +201,16 @@ func TestCommonTokensBytesPer(t *testing.T) {
 		}
 	})
 }
+
+// Task retention judges the requests sent once the task has arrived: a
+// request before it (an opening reply to the system prompt) cannot have lost
+// it, and is neither a hit nor the first loss.
+//
+//	r1 (at a0) = s          not judged
+//	r2 (at a1) = s a0 t     holds the task
+//	retained = 1/1 = 100 %, first loss = requests + 1 = 3
+func TestTaskRetentionFromTheTasksArrival(t *testing.T) {
+	b := (&tb{}).system("s", 10).asst("a0", 1, 1).task("t", 10).asst("a1", 1, 1)
+	res := run(t, b, Config{Policy: "unbounded", Model: testProfile("none")})
+	checkMetrics(t, res.Metrics, map[string]float64{"requests": 2, "task_retained_pct": 100, "task_first_loss": 3})
+}

@@ -509,7 +509,7 @@ type meter struct {
 	cost, ttftSum                   float64
 	peak                            int
 	overWindow                      int // requests larger than the window
-	taskHits, firstLoss             int
+	taskHits, firstLoss, taskReqs   int
 	factProbes, factHits, refProbes int
 	refHits                         int
 	lost                            map[string]bool
@@ -639,8 +639,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		}
 	}
 
-	// Task retention.
+	// Task retention, judged from the task's arrival on.
 	if m.taskText != "" {
+		m.taskReqs++
 		if m.taskIn > 0 {
 			m.taskHits++
 		} else if m.firstLoss == 0 {
@@ -851,11 +852,11 @@ func (m *meter) finish(out *Metrics, clock float64) {
 	reprefill := m.reprefill - deadRep
 	n := int64(m.requests)
 	set := func(k string, v float64) { out.Set(k, v) }
-	if m.taskText == "" || n == 0 {
+	if m.taskText == "" || m.taskReqs == 0 {
 		set("task_retained_pct", math.NaN())
 		set("task_first_loss", math.NaN())
 	} else {
-		set("task_retained_pct", pct(int64(m.taskHits), n))
+		set("task_retained_pct", pct(int64(m.taskHits), int64(m.taskReqs)))
 		fl := m.firstLoss
 		if fl == 0 {
 			fl = m.requests + 1
