@@ -214,3 +214,33 @@ func TestTaskRetentionFromTheTasksArrival(t *testing.T) {
 	res := run(t, b, Config{Policy: "unbounded", Model: testProfile("none")})
 	checkMetrics(t, res.Metrics, map[string]float64{"requests": 2, "task_retained_pct": 100, "task_first_loss": 3})
 }
+
+// Refetch waste, hand-counted on flat at window 1000 (budget 900). Tool calls
+// render as <tool_use id="cN" name="read_file"></tool_use>: 46 bytes = 12
+// tokens; the re-issued call (id "p1-call") 50 bytes = 13 tokens.
+//
+//	r1 (a1) t                       50
+//	r2 (a2) t a1 r1                 362
+//	r3 (a3) t a1 r1 a2 r2           674
+//	r4 (a4) a2 r2 a3 r3             624 (t a1 r1 dropped)
+//	r5 (a5) a3 r3 a4 r4             624; the probe misses r1: refetch turn
+//	r6 (a5) a4 r4 call r1'          625; the call and r1' (313) are refetch
+//
+// refetch = 313 of 2,959 input tokens.
+func TestRefetchWasteHandCounted(t *testing.T) {
+	fact := trace.Fact{ID: "f1", Text: "port = 8443"}
+	b := (&tb{}).task("t", 50).call("a1", "c1", 5).result("r1", "c1", 300, fact)
+	for i := 2; i <= 4; i++ {
+		b.call(name("a", i), name("c", i), 5).result(name("r", i), name("c", i), 300)
+	}
+	b.probe("p1", fact, "r1", true).asst("a5", 5, 5)
+	res := run(t, b, Config{Policy: "flat", Model: testProfile("none"), Window: 1000})
+	checkMetrics(t, res.Metrics, map[string]float64{
+		"requests":          6,
+		"input_tokens":      2959,
+		"waste_refetch_pct": 100 * 313.0 / 2959,
+		"fact_recall_pct":   0,
+		"lost_facts":        0,
+		"output_tokens":     5*4 + 13 + 5, // a1..a4, the re-issued call, a5
+	})
+}
