@@ -244,3 +244,30 @@ func TestRefetchWasteHandCounted(t *testing.T) {
 		"output_tokens":     5*4 + 13 + 5, // a1..a4, the re-issued call, a5
 	})
 }
+
+// Re-prefill counts what expired: an idle gap past the 5-minute TTL makes the
+// second request re-process the system prompt and task it sent before.
+//
+//	r1 (t=0)      s t        200, written (5 m)
+//	r2 (t=400.8)  s t a1 u1  400, the entries expired at 300: nothing read;
+//	              s t (200) were sent before: re-prefill; a1 u1 are new
+//	re-prefill = 200 of 600; with a 60 s gap r2 reads s t and re-prefill is 0
+func TestReprefillAfterExpiry(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		gap       float64
+		read, rep float64
+	}{
+		{"gap past the TTL", 400, 0, 200},
+		{"gap within the TTL", 60, 200, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := (&tb{}).system("s", 100).task("t", 100).asst("a1", 100, 10)
+			b.t = tt.gap
+			b.user("u1", 100).asst("a2", 1, 1)
+			res := run(t, b, Config{Policy: "unbounded", Model: testProfile("anthropic")})
+			checkMetrics(t, res.Metrics, map[string]float64{"requests": 2, "input_tokens": 600,
+				"cache_read_tokens": tt.read, "waste_reprefill_pct": 100 * tt.rep / 600})
+		})
+	}
+}
