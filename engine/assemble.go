@@ -139,9 +139,10 @@ type rendered struct {
 	msgs        []Message
 	// Single-block regions that only grew since the last render extend
 	// their text and hash instead of rebuilding them.
-	text  strings.Builder
-	count int    // entries in text
-	hash  hasher // XXH64 state after text
+	text   strings.Builder
+	count  int    // entries in text
+	bodyAt int    // where the entries start in the one block's text; 0: not that shape
+	hash   hasher // XXH64 state after text
 	// Grows regions: the last chunk is text, hashed up to hashed bytes, with
 	// headTokens for its heading and tailSum for its entries.
 	hashed, headTokens, tailSum int
@@ -568,6 +569,7 @@ func (c *Context) renderRegion(r *region) {
 		}
 	}
 	r.rend.valid, r.rend.version, r.dirtyFrom = true, r.version, -1
+	r.shifted, r.shiftedBytes, r.changedFrom = 0, 0, -1
 }
 
 func (r *region) newestStamp() uint64 { return r.lastStamp }
@@ -598,7 +600,7 @@ func (c *Context) sysBlock(r *region, text string, hint CacheHint, entryTokens i
 // entry are kept as they were.
 func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int) {
 	if len(r.entries) == 0 {
-		r.rend.blocks, r.rend.chunkStarts = nil, nil
+		r.rend.blocks, r.rend.chunkStarts, r.rend.bodyAt = nil, nil, 0
 		return
 	}
 	head := func(first bool) string {
@@ -616,6 +618,24 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	if r.def.Volatility != VolatilityGrows {
 		rd := &r.rend
 		from := rd.text.Len()
+		if kept := rd.count - r.shifted; dirty == 0 && r.shifted > 0 && kept >= 1 && kept <= len(r.entries) &&
+			(r.changedFrom < 0 || r.changedFrom >= kept) && len(rd.blocks) == 1 && rd.bodyAt > 0 {
+			// Only the oldest entries left (and some may have been
+			// appended): the text of the ones kept follows theirs in the
+			// last text, so it is copied in one piece.
+			old := rd.blocks[0].Text[rd.bodyAt+r.shiftedBytes:]
+			h := head(true)
+			rd.text = strings.Builder{}
+			size := len(h) + len(old)
+			for _, e := range r.entries[kept:] {
+				size += len(e.content) + 2
+			}
+			rd.text.Grow(size + size/4)
+			rd.text.WriteString(h)
+			rd.text.WriteString(old)
+			rd.count, rd.hash, rd.bodyAt, from = kept, newHasher(), len(h), 0
+			dirty = kept
+		}
 		if dirty <= 0 || dirty != rd.count || len(rd.blocks) != 1 || rd.count > len(r.entries) {
 			rd.text = strings.Builder{}
 			size := len(head(true)) + 2*len(r.entries)
@@ -623,8 +643,9 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 				size += len(e.content)
 			}
 			rd.text.Grow(size + size/4) // room to append before the next copy
-			rd.text.WriteString(head(true))
-			rd.count, rd.hash, from = 0, newHasher(), 0
+			h := head(true)
+			rd.text.WriteString(h)
+			rd.count, rd.hash, rd.bodyAt, from = 0, newHasher(), len(h), 0
 		}
 		for i := rd.count; i < len(r.entries); i++ {
 			if i > 0 {
@@ -646,6 +667,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	}
 	// Keep chunks that end before the first changed entry.
 	rd := &r.rend
+	rd.bodyAt = 0
 	keep := 0
 	for keep+1 < len(rd.chunkStarts) && rd.chunkStarts[keep+1] <= dirty {
 		keep++

@@ -167,3 +167,65 @@ func TestPairedLocallyImpliesNoOrphans(t *testing.T) {
 		t.Fatalf("generator covers too little: %d paired, %d unpaired", paired, unpaired)
 	}
 }
+
+// A one-block region that rolls off its oldest entries keeps the rest of
+// its last text instead of joining every entry again: with appends, front
+// evictions, deletions and clears between requests, each request is what a
+// full render gives, and a request already returned never changes.
+func TestRollingRegionIncremental(t *testing.T) {
+	const layout = `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+scratch = { kind = "clearable", max_tokens = 2000 }
+results = { kind = "temporary", max_tokens = 1500, volatility = "rewritten" }
+`
+	bp, err := ParseBlueprint("rolling.leviath", []byte(layout), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range []uint64{1, 2, 3} {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			c, err := New(bp, Options{Window: 100_000, Task: "the task"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prev *Request
+			var prevText []string
+			for i := range 400 {
+				reg := []string{"scratch", "results"}[rng.IntN(2)]
+				switch n := rng.IntN(40); {
+				case n == 0:
+					args, _ := json.Marshal(map[string]any{"region": reg, "oldest": 1 + rng.IntN(3)})
+					c.CallTool("context_delete", args)
+				case n == 1:
+					args, _ := json.Marshal(map[string]any{"region": reg, "index": rng.IntN(4)})
+					c.CallTool("context_delete", args)
+				case n == 2:
+					args, _ := json.Marshal(map[string]any{"region": reg, "content": "reset"})
+					c.CallTool("context_write", args)
+				default:
+					_ = c.Write(reg, fmt.Sprintf("entry %d\n%s", i, strings.Repeat("z", rng.IntN([]int{40, 400, 2000}[rng.IntN(3)]))))
+				}
+				if rng.IntN(3) == 0 {
+					continue // several writes between requests
+				}
+				req := c.Assemble()
+				for j, s := range prevText {
+					if prev.System[j].Text != s {
+						t.Fatalf("op %d: an earlier request's block %d changed", i, j)
+					}
+				}
+				prev, prevText = req, nil
+				for _, b := range req.System {
+					prevText = append(prevText, b.Text)
+				}
+				if rng.IntN(2) == 0 {
+					if err := sameAsFresh(c, req); err != nil {
+						t.Fatalf("op %d: %v", i, err)
+					}
+				}
+			}
+		})
+	}
+}

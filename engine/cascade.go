@@ -6,9 +6,17 @@ import (
 	"strings"
 )
 
-// summarize calls the summariser and records the call.
-func (c *Context) summarize(region, content string, budget, inTokens int) (string, error) {
-	s, err := c.sum.Summarize(SummaryRequest{Region: region, Content: content, MaxTokens: max(budget, 1), Counter: c.counter})
+// summarize calls the summariser on entries joined by blank lines and
+// records the call. joined is that text, built only for a summariser other
+// than Extractive: Extractive reads the entries' cached scored lines.
+func (c *Context) summarize(region string, entries []*entry, joined func() string, budget, inTokens int) (string, error) {
+	var s string
+	var err error
+	if _, ok := c.sum.(Extractive); ok {
+		s, err = c.extractive(region, entries, max(budget, 1))
+	} else {
+		s, err = c.sum.Summarize(SummaryRequest{Region: region, Content: joined(), MaxTokens: max(budget, 1), Counter: c.counter})
+	}
 	if err != nil {
 		c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, Message: "summariser failed: " + err.Error()})
 		return "", err
@@ -51,7 +59,7 @@ func (c *Context) compact(r *region, why string) bool {
 	}
 	in := r.tokens
 	n := len(r.entries)
-	sum, err := c.summarize(r.name, r.joined(), budget, in)
+	sum, err := c.summarize(r.name, r.entries, r.joined, budget, in)
 	if err != nil {
 		c.warn(r.name, fmt.Sprintf("%s: region left as it was: %v", why, err))
 		return false
@@ -83,13 +91,17 @@ func (c *Context) appendHistory(h *region, se *entry) {
 		c.total += se.tokens
 		return
 	}
-	all := h.joined()
-	if all != "" {
-		all += "\n\n"
+	joined := func() string {
+		all := h.joined()
+		if all != "" {
+			all += "\n\n"
+		}
+		return all + se.content
 	}
-	all += se.content
 	in := h.tokens + se.tokens
-	folded, err := c.summarize(h.name, all, min(c.bp.Compaction.MaxSummaryTokens, h.max), in)
+	c.sumSc.ents = append(append(c.sumSc.ents[:0], h.entries...), se)
+	folded, err := c.summarize(h.name, c.sumSc.ents, joined, min(c.bp.Compaction.MaxSummaryTokens, h.max), in)
+	clear(c.sumSc.ents)
 	if err == nil {
 		fe := c.newEntry(EntryText, folded)
 		if fe.tokens <= h.max {
@@ -281,4 +293,27 @@ func (c *Context) pinnedCheck() {
 	} else if c.opt.Window-c.total < int(c.opt.EvictFree*float64(c.opt.Window)) {
 		c.warn("", "window cascade could not free its target: nothing evictable is left")
 	}
+}
+
+// extractive is Extractive.Summarize over entries joined by blank lines,
+// with each entry's lines scanned and scored once and kept with it.
+func (c *Context) extractive(region string, entries []*entry, maxTokens int) (string, error) {
+	sc := &c.sumSc
+	counter := c.counter
+	if counter == nil {
+		counter = BytesPerFour{}
+	}
+	groups := sc.groups[:0]
+	for _, e := range entries {
+		if !e.scanned {
+			e.lines = sc.scanLines(e.content, counter, nil)
+			e.scanned = true
+		}
+		groups = append(groups, e.lines)
+	}
+	sc.groups = groups
+	s, err := sc.pick(region, maxTokens, counter, groups)
+	clear(groups)
+	clear(sc.cands)
+	return s, err
 }

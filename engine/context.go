@@ -94,6 +94,7 @@ type Context struct {
 	iter    int
 	scripts map[string]RegionScript
 	asm     assembler
+	sumSc   sumScratch // the Extractive summariser's buffers
 	// shortfall is the high-water mark of provider-reported prompt tokens
 	// over the engine's estimate (reference calibration.rs).
 	shortfall int

@@ -49,6 +49,11 @@ type entry struct {
 	note string
 
 	msg *Message // cached message rendering (sliding regions)
+
+	// The content's lines as the Extractive summariser scores them, once
+	// scanned (content does not change once the entry is stored).
+	lines   []sumLine
+	scanned bool
 }
 
 // region is a region instance in a live window.
@@ -69,6 +74,11 @@ type region struct {
 	script    RegionScript
 	rend      rendered
 	lastStamp uint64 // the newest write into the region
+	// Front removals since the last render, so a one-block region keeps
+	// the rest of its text instead of joining every entry again: entries
+	// removed, their bytes with the blank line after each, and the lowest
+	// index changed otherwise (-1: none), in current indices.
+	shifted, shiftedBytes, changedFrom int
 	// overBudget digests the last render warned about as over budget
 	// (0: the last render fitted), so an unchanged render warns once.
 	overBudget uint64
@@ -78,6 +88,22 @@ func (r *region) touch(from int) {
 	r.version++
 	if r.dirtyFrom < 0 || from < r.dirtyFrom {
 		r.dirtyFrom = from
+	}
+	if r.changedFrom < 0 || from < r.changedFrom {
+		r.changedFrom = from
+	}
+}
+
+// touchFront records the removal of the n oldest entries, bytes long with
+// a blank line after each.
+func (r *region) touchFront(n, bytes int) {
+	r.version++
+	r.dirtyFrom = 0
+	r.shifted += n
+	r.shiftedBytes += bytes
+	if r.changedFrom >= 0 {
+		// A changed entry removed with them leaves 0: nothing is kept.
+		r.changedFrom = max(r.changedFrom-n, 0)
 	}
 }
 
@@ -132,11 +158,16 @@ func (r *region) removeRange(i, n int) []*entry {
 		r.tokens -= e.tokens
 	}
 	if i == 0 {
+		bytes := 0
+		for _, e := range out {
+			bytes += len(e.content) + 2
+		}
 		clear(r.entries[:n])
 		r.entries = r.entries[n:]
-	} else {
-		r.entries = append(r.entries[:i], r.entries[i+n:]...)
+		r.touchFront(n, bytes)
+		return out
 	}
+	r.entries = append(r.entries[:i], r.entries[i+n:]...)
 	r.touch(0)
 	return out
 }
@@ -197,6 +228,7 @@ func (c *Context) write(r *region, e *entry) error {
 			case repl != nil:
 				e.content = repl.Content
 				e.tokens = c.counter.Count(e.content)
+				e.lines, e.scanned = nil, false
 			case !accept:
 				c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: e.tokens, Entries: 1, Message: "on_write dropped the entry"})
 				return nil
@@ -300,13 +332,18 @@ func (c *Context) enforceSliding(r *region) {
 // foldOldest replaces the oldest n entries of a sliding window with one
 // summary entry at its front (D4); a failed summary drops them instead.
 func (c *Context) foldOldest(r *region, n int) {
-	parts := make([]string, n)
 	in := 0
 	for i := 0; i < n; i++ {
-		parts[i] = r.entries[i].content
 		in += r.entries[i].tokens
 	}
-	sum, err := c.summarize(r.name, strings.Join(parts, "\n\n"), min(c.bp.Compaction.MaxSummaryTokens, max(r.max/4, 1)), in)
+	joined := func() string {
+		parts := make([]string, n)
+		for i := 0; i < n; i++ {
+			parts[i] = r.entries[i].content
+		}
+		return strings.Join(parts, "\n\n")
+	}
+	sum, err := c.summarize(r.name, r.entries[:n], joined, min(c.bp.Compaction.MaxSummaryTokens, max(r.max/4, 1)), in)
 	gone := r.removeRange(0, n)
 	c.total -= in
 	if err != nil {

@@ -3,7 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -33,70 +33,134 @@ var errNothingToSummarise = errors.New("nothing to summarise")
 
 // Summarize implements Summarizer.
 func (Extractive) Summarize(req SummaryRequest) (string, error) {
+	var sc sumScratch
 	counter := req.Counter
 	if counter == nil {
 		counter = BytesPerFour{}
 	}
-	header := "[summary of " + req.Region + "]"
-	budget := req.MaxTokens - counter.Count(header+"\n")
-	if budget <= 0 {
-		return "", errors.New("summary budget too small")
+	sc.lines = sc.scanLines(req.Content, counter, sc.lines[:0])
+	return sc.pick(req.Region, req.MaxTokens, counter, [][]sumLine{sc.lines})
+}
+
+// sumLine is one non-blank line as the Extractive summariser sees it. An
+// entry's lines are scanned once and kept with the entry, so content that
+// is summarised again (summaries folded into one) is not scored again.
+type sumLine struct {
+	key    string // the trimmed line, for dropping repeats
+	text   string // key cut to 400 bytes ("…" marks the cut)
+	score  int    // lineScore(key), without the block-start bonus
+	tokens int    // countLine(text)
+	first  bool   // a blank line or the content's start comes before it
+}
+
+// sumScratch holds the Extractive summariser's buffers, which a Context
+// reuses from one compaction to the next.
+type sumScratch struct {
+	lines  []sumLine
+	groups [][]sumLine
+	seen   map[string]struct{}
+	cands  []sumLine
+	order  []int32
+	keep   []bool
+	lower  []byte
+	ents   []*entry
+}
+
+// scanLines appends content's non-blank lines to out, scored.
+func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumLine) []sumLine {
+	if sc.seen == nil {
+		sc.seen = map[string]struct{}{}
 	}
-	type cand struct {
-		idx, score, tokens int
-		text               string
-	}
-	var cands []cand
-	firstOfBlock := true
-	seen := map[string]bool{}
-	var lower []byte
-	rest := req.Content
-	for i := 0; rest != ""; i++ {
+	defer clear(sc.seen)
+	first := true
+	rest := content
+	for rest != "" {
 		raw, tail, _ := strings.Cut(rest, "\n")
 		rest = tail
 		line := strings.TrimSpace(raw)
 		if line == "" {
-			firstOfBlock = true
+			first = true
 			continue
 		}
-		if seen[line] {
+		// A repeat within the content can never be kept (its first
+		// occurrence comes before it), so it is not scored; like a
+		// skipped repeat in pick, it leaves first as it was.
+		if _, dup := sc.seen[line]; dup {
 			continue
 		}
-		seen[line] = true
+		sc.seen[line] = struct{}{}
 		var s int
-		s, lower = lineScore(line, lower)
-		if firstOfBlock {
-			s += 4
-			firstOfBlock = false
+		s, sc.lower = lineScore(line, sc.lower)
+		text := line
+		if len(text) > 400 {
+			text = truncateUTF8(text, 400) + "…"
 		}
-		if len(line) > 400 {
-			line = truncateUTF8(line, 400) + "…"
-		}
-		cands = append(cands, cand{idx: i, score: s, text: line, tokens: countLine(counter, line)})
+		out = append(out, sumLine{key: line, text: text, score: s, tokens: countLine(counter, text), first: first})
+		first = false
 	}
+	return out
+}
+
+// pick keeps the best lines of the groups (each group is the content of
+// one entry; entries are joined by blank lines) in their order, within the
+// budget: the Extractive summary.
+func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, groups [][]sumLine) (string, error) {
+	header := "[summary of " + region + "]"
+	budget := maxTokens - counter.Count(header+"\n")
+	if budget <= 0 {
+		return "", errors.New("summary budget too small")
+	}
+	if sc.seen == nil {
+		sc.seen = map[string]struct{}{}
+	}
+	cands := sc.cands[:0]
+	firstOfBlock := true
+	for _, g := range groups {
+		firstOfBlock = true // entries are joined by a blank line
+		for _, l := range g {
+			if l.first {
+				firstOfBlock = true
+			}
+			if _, dup := sc.seen[l.key]; dup {
+				continue
+			}
+			sc.seen[l.key] = struct{}{}
+			if firstOfBlock {
+				l.score += 4
+				firstOfBlock = false
+			}
+			cands = append(cands, l)
+		}
+	}
+	clear(sc.seen) // emptied after use, so it holds no content between calls
+	sc.cands = cands
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
 	}
-	order := make([]int, len(cands))
-	for i := range order {
-		order[i] = i
+	order := sc.order[:0]
+	for i := range cands {
+		order = append(order, int32(i))
 	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ca, cb := cands[order[a]], cands[order[b]]
-		if ca.score != cb.score {
-			return ca.score > cb.score
+	sc.order = order
+	slices.SortFunc(order, func(a, b int32) int {
+		if sa, sb := cands[a].score, cands[b].score; sa != sb {
+			return sb - sa
 		}
-		return ca.idx < cb.idx
+		return int(a - b)
 	})
-	keep := make([]bool, len(cands))
-	used := 0
+	keep := slices.Grow(sc.keep[:0], len(cands))[:len(cands)]
+	clear(keep)
+	sc.keep = keep
+	used, size := 0, len(header)
 	for _, i := range order {
 		if used+cands[i].tokens <= budget {
 			keep[i] = true
 			used += cands[i].tokens
+			size += 1 + len(cands[i].text)
 		}
 	}
 	var b strings.Builder
+	b.Grow(size)
 	b.WriteString(header)
 	for i, c := range cands {
 		if keep[i] {

@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// The engine's Extractive path reads entries' cached scored lines; it must
+// give the summary Extractive.Summarize gives for the entries joined by
+// blank lines, including when the entries are summarised again.
+func TestExtractiveEntriesMatchJoined(t *testing.T) {
+	cases := []struct {
+		name     string
+		contents []string
+		budget   int
+	}{
+		{"one entry", []string{"error: open a.go\nplain line\n\nsecond block_x 42"}, 40},
+		{"repeats across entries", []string{"same line\nfix the bug", "same line\nother", "\n\nsame line\nafter repeat"}, 30},
+		{"repeat carries block start", []string{"a b c\n\ndup\nnext line", "dup"}, 100},
+		{"empty and blank entries", []string{"", "\n\n", "x_y first", "trailing\n", "\nlead blank"}, 50},
+		{"long line", []string{strings.Repeat("word_", 200) + "\nshort"}, 500},
+		{"tight budget", []string{"a very long informative error line with path/to/file.go and more_words"}, 12},
+		{"crlf and tabs", []string{"\tone_two\r\n  three.go  \r\n\r\nfour"}, 60},
+		{"nothing", []string{"", "  \n\t"}, 50},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Context{counter: BytesPerFour{}}
+			var ents []*entry
+			for _, s := range tc.contents {
+				ents = append(ents, &entry{content: s})
+			}
+			want, wantErr := Extractive{}.Summarize(SummaryRequest{Region: "r", Content: strings.Join(tc.contents, "\n\n"), MaxTokens: tc.budget, Counter: BytesPerFour{}})
+			for pass := range 2 { // the second pass reads the cache
+				got, err := c.extractive("r", ents, tc.budget)
+				if got != want || (err == nil) != (wantErr == nil) {
+					t.Fatalf("pass %d: got %q, %v; want %q, %v", pass, got, err, want, wantErr)
+				}
+			}
+		})
+	}
+}
