@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ctxsim/ctxsim/internal/tomlfile"
 )
 
 // Diagnostic is one validation finding.
@@ -357,33 +359,8 @@ func sortedOverrideKeys(m map[string]Override) []string {
 	return out
 }
 
-// nearest returns the candidate with the smallest edit distance to s.
+// nearest is tomlfile.Nearest: the unknown-key lints name the closest valid
+// key, with no cut-off, and the edit distance lives in one place.
 func nearest(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return tomlfile.Nearest(s, candidates)
 }

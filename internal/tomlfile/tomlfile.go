@@ -134,6 +134,20 @@ func suggest(name string, known []field) string {
 	return best
 }
 
+// Nearest returns the candidate with the smallest edit distance to s
+// (Levenshtein, in bytes, case-sensitive), the earliest one on a tie, and ""
+// when there are no candidates. Unlike the typo hint in unknown-key errors it
+// has no cut-off: callers that always name a nearest valid key use it.
+func Nearest(s string, candidates []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range candidates {
+		if d := distance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
 // distance is the Levenshtein distance between a and b, in bytes.
 func distance(a, b string) int {
 	prev := make([]int, len(b)+1)

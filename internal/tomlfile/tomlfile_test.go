@@ -240,6 +240,28 @@ func TestDistance(t *testing.T) {
 	}
 }
 
+func TestNearest(t *testing.T) {
+	keys := []string{"kind", "max_items", "max_tokens", "priority"}
+	for _, tc := range []struct {
+		name, s    string
+		candidates []string
+		want       string
+	}{
+		{"one letter off", "max_iterms", keys, "max_items"},
+		{"exact match", "kind", keys, "kind"},
+		{"no cut-off: nine edits away still answers", "max_tokens_per_turn", keys, "max_tokens"},
+		{"tie goes to the earlier candidate", "ab", []string{"xb", "ax"}, "xb"},
+		{"case counts", "KIND", []string{"KINE", "kind"}, "KINE"},
+		{"no candidates", "kind", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Nearest(tc.s, tc.candidates); got != tc.want {
+				t.Errorf("Nearest(%q, %q) = %q, want %q", tc.s, tc.candidates, got, tc.want)
+			}
+		})
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add("name = \"x\"\nwindow = [1]\n", "stages.name")
 	f.Add("[[stages]]\nsize = { median = 1, sigmaa = 2 }\n", "stages[0].size.sigmaa")
