@@ -246,13 +246,20 @@ func (c *Context) Assemble() *Request {
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
 	msgDirty := a.orderChanged || hasCustom || !equalKeys(msgKey, a.msgKey) || a.msgs == nil || sysChanged != a.msgSysChgd
 	if msgDirty {
-		msgs := append([]Message(nil), preamble...)
+		// Sized once (with room for finishMessages' "Begin."/"Continue.")
+		// rather than grown region by region: the request keeps it.
+		n := len(preamble) + 2
 		for _, r := range c.regions {
-			if r.hidden || r.kind != KindSlidingWindow {
-				continue
+			if !r.hidden && r.kind == KindSlidingWindow {
+				c.renderRegion(r)
+				n += len(r.rend.msgs)
 			}
-			c.renderRegion(r)
-			msgs = append(msgs, r.rend.msgs...)
+		}
+		msgs := append(make([]Message, 0, n), preamble...)
+		for _, r := range c.regions {
+			if !r.hidden && r.kind == KindSlidingWindow {
+				msgs = append(msgs, r.rend.msgs...)
+			}
 		}
 		a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
 		a.msgKey, msgKey = msgKey, a.msgKey

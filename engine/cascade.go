@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -295,25 +296,43 @@ func (c *Context) pinnedCheck() {
 	}
 }
 
-// extractive is Extractive.Summarize over entries joined by blank lines,
-// with each entry's lines scanned and scored once and kept with it.
+// extractive is Extractive.Summarize over entries joined by blank lines.
+// An entry summarised a second time (a summary folded into the next) keeps
+// its scanned, scored lines, so the summaries are not scored at every fold;
+// the rest, summarised once and cleared, are scanned into a reused buffer.
 func (c *Context) extractive(region string, entries []*entry, maxTokens int) (string, error) {
 	sc := &c.sumSc
 	counter := c.counter
 	if counter == nil {
 		counter = BytesPerFour{}
 	}
-	groups := sc.groups[:0]
+	buf, spans := sc.lines[:0], sc.spans[:0]
 	for _, e := range entries {
-		if !e.scanned {
-			e.lines = sc.scanLines(e.content, counter, nil)
-			e.scanned = true
+		if e.scanned {
+			spans = append(spans, -1, 0)
+			continue
 		}
-		groups = append(groups, e.lines)
+		from := len(buf)
+		buf = sc.scanLines(e.content, counter, buf)
+		if e.summarised {
+			e.lines, e.scanned = slices.Clone(buf[from:]), true
+		}
+		e.summarised = true
+		spans = append(spans, int32(from), int32(len(buf)))
 	}
-	sc.groups = groups
+	groups := sc.groups[:0]
+	for i, e := range entries {
+		if from := spans[2*i]; from >= 0 {
+			groups = append(groups, buf[from:spans[2*i+1]])
+		} else {
+			groups = append(groups, e.lines)
+		}
+	}
 	s, err := sc.pick(region, maxTokens, counter, groups)
+	// Emptied so that the buffers hold no content between calls.
 	clear(groups)
+	clear(buf)
 	clear(sc.cands)
+	sc.lines, sc.spans, sc.groups = buf, spans, groups
 	return s, err
 }

@@ -50,10 +50,11 @@ type entry struct {
 
 	msg *Message // cached message rendering (sliding regions)
 
-	// The content's lines as the Extractive summariser scores them, once
-	// scanned (content does not change once the entry is stored).
-	lines   []sumLine
-	scanned bool
+	// The content's lines as the Extractive summariser scores them, kept
+	// from its second summary on (content does not change once the entry
+	// is stored).
+	lines               []sumLine
+	scanned, summarised bool
 }
 
 // region is a region instance in a live window.
@@ -228,7 +229,7 @@ func (c *Context) write(r *region, e *entry) error {
 			case repl != nil:
 				e.content = repl.Content
 				e.tokens = c.counter.Count(e.content)
-				e.lines, e.scanned = nil, false
+				e.lines, e.scanned, e.summarised = nil, false, false
 			case !accept:
 				c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: e.tokens, Entries: 1, Message: "on_write dropped the entry"})
 				return nil

@@ -57,6 +57,7 @@ type sumLine struct {
 // reuses from one compaction to the next.
 type sumScratch struct {
 	lines  []sumLine
+	spans  []int32 // each entry's lines in lines, or -1: its own
 	groups [][]sumLine
 	seen   map[string]struct{}
 	cands  []sumLine

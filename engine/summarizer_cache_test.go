@@ -31,7 +31,7 @@ func TestExtractiveEntriesMatchJoined(t *testing.T) {
 				ents = append(ents, &entry{content: s})
 			}
 			want, wantErr := Extractive{}.Summarize(SummaryRequest{Region: "r", Content: strings.Join(tc.contents, "\n\n"), MaxTokens: tc.budget, Counter: BytesPerFour{}})
-			for pass := range 2 { // the second pass reads the cache
+			for pass := range 3 { // the second pass fills the cache, the third reads it
 				got, err := c.extractive("r", ents, tc.budget)
 				if got != want || (err == nil) != (wantErr == nil) {
 					t.Fatalf("pass %d: got %q, %v; want %q, %v", pass, got, err, want, wantErr)

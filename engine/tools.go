@@ -242,13 +242,13 @@ func (c *Context) ladder(r *region, e *entry) (RouteOutcome, error) {
 		e.content = "[tool result truncated - context window full]"
 	}
 	e.tokens = c.counter.Count(e.content)
-	e.msg, e.lines, e.scanned = nil, nil, false
+	e.msg, e.lines, e.scanned, e.summarised = nil, nil, false, false
 	if c.write(r, e) == nil {
 		c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: c.counter.Count(orig) - e.tokens, Message: "result truncated to fit: " + err.Error()})
 		return RoutedTruncated, nil
 	}
 	e.content, e.tokens = "[result omitted]", 5
-	e.lines, e.scanned = nil, false
+	e.lines, e.scanned, e.summarised = nil, false, false
 	c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: c.counter.Count(orig), Entries: 1, Message: "result omitted: " + err.Error()})
 	if c.write(r, e) != nil {
 		c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: 5, Entries: 1, Message: "even the placeholder did not fit"})
