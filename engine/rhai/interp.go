@@ -402,15 +402,12 @@ func (in *interp) eval(n node) (Value, error) {
 		return in.evalWhile(e)
 	case *loopExpr:
 		for {
-			_, err := in.evalBlock(e.body)
-			switch err {
-			case nil, errContinue:
-			case errBreak:
-				v := in.brkVal
-				in.brkVal = Value{}
-				return v, nil
-			default:
+			brk, err := in.runBody(e.body)
+			if err != nil {
 				return Value{}, err
+			}
+			if brk {
+				return in.takeBreak(), nil
 			}
 			if err := in.tick(e.p); err != nil {
 				return Value{}, err
@@ -433,25 +430,9 @@ func (in *interp) eval(n node) (Value, error) {
 	case *assignStmt:
 		return Value{}, in.evalAssign(e)
 	case *returnStmt:
-		in.retVal = Value{}
-		if e.x != nil {
-			v, err := in.owned(e.x)
-			if err != nil {
-				return Value{}, err
-			}
-			in.retVal = v
-		}
-		return Value{}, errReturn
+		return Value{}, in.exit(&in.retVal, e.x, errReturn)
 	case *breakStmt:
-		in.brkVal = Value{}
-		if e.x != nil {
-			v, err := in.owned(e.x)
-			if err != nil {
-				return Value{}, err
-			}
-			in.brkVal = v
-		}
-		return Value{}, errBreak
+		return Value{}, in.exit(&in.brkVal, e.x, errBreak)
 	case *continueStmt:
 		return Value{}, errContinue
 	case *throwStmt:
@@ -527,15 +508,12 @@ func (in *interp) evalWhile(e *whileExpr) (Value, error) {
 				return Value{}, nil
 			}
 		}
-		_, err := in.evalBlock(e.body)
-		switch err {
-		case nil, errContinue:
-		case errBreak:
-			v := in.brkVal
-			in.brkVal = Value{}
-			return v, nil
-		default:
+		brk, err := in.runBody(e.body)
+		if err != nil {
 			return Value{}, err
+		}
+		if brk {
+			return in.takeBreak(), nil
 		}
 		if e.postfix {
 			c, err := in.cond(e.cond)
@@ -578,14 +556,7 @@ func (in *interp) evalFor(e *forExpr) (Value, error) {
 				ib.v = Int(i)
 			}
 		}
-		_, err := in.evalBlock(e.body)
-		switch err {
-		case nil, errContinue:
-			return false, nil
-		case errBreak:
-			return true, nil
-		}
-		return false, err
+		return in.runBody(e.body)
 	}
 	var done bool
 	switch it.k {
@@ -628,11 +599,30 @@ func (in *interp) evalFor(e *forExpr) (Value, error) {
 		return Value{}, err
 	}
 	if done {
-		v := in.brkVal
-		in.brkVal = Value{}
-		return v, nil
+		return in.takeBreak(), nil
 	}
 	return Value{}, nil
+}
+
+// runBody runs a loop's body once. brk reports a break, whose value waits in
+// in.brkVal for takeBreak; a continue, like finishing the body, goes on to
+// the next pass.
+func (in *interp) runBody(body *blockExpr) (brk bool, err error) {
+	_, err = in.evalBlock(body)
+	switch err {
+	case nil, errContinue:
+		return false, nil
+	case errBreak:
+		return true, nil
+	}
+	return false, err
+}
+
+// takeBreak hands over the value of the break that ended a loop.
+func (in *interp) takeBreak() Value {
+	v := in.brkVal
+	in.brkVal = Value{}
+	return v
 }
 
 func (in *interp) evalSwitch(e *switchExpr) (Value, error) {
@@ -959,11 +949,7 @@ func (in *interp) placeOf(n node) (place, error) {
 		}
 		return place{kind: pThis}, nil
 	case *indexExpr:
-		parent, err := in.placeOf(e.x)
-		if err != nil {
-			return place{}, err
-		}
-		pv, err := in.mutableAt(e.p, &parent)
+		parent, pv, err := in.parentOf(e.p, e.x)
 		if err != nil {
 			return place{}, err
 		}
@@ -1005,11 +991,7 @@ func (in *interp) placeOf(n node) (place, error) {
 		}
 		return place{}, errAt(e.p, "cannot index into a value of type %s", pv.TypeName())
 	case *propExpr:
-		parent, err := in.placeOf(e.x)
-		if err != nil {
-			return place{}, err
-		}
-		pv, err := in.mutableAt(e.p, &parent)
+		parent, pv, err := in.parentOf(e.p, e.x)
 		if err != nil {
 			return place{}, err
 		}
@@ -1030,6 +1012,20 @@ func (in *interp) placeOf(n node) (place, error) {
 		return place{}, err
 	}
 	return place{kind: pTemp, tmp: v}, nil
+}
+
+// parentOf resolves the place of the container x that an index or property
+// at p reaches into, and reads it ready for changing inside (mutableAt).
+func (in *interp) parentOf(p Pos, x node) (place, Value, error) {
+	parent, err := in.placeOf(x)
+	if err != nil {
+		return place{}, Value{}, err
+	}
+	pv, err := in.mutableAt(p, &parent)
+	if err != nil {
+		return place{}, Value{}, err
+	}
+	return parent, pv, nil
 }
 
 // mutableAt reads a container from a place for changing inside it: shared
@@ -1431,32 +1427,77 @@ func (in *interp) enterCall(p Pos) error {
 	return nil
 }
 
-func (in *interp) callScript(p Pos, f *fnDef, args []Value, this *Value) (Value, error) {
+// callFrame is the caller's state that a call saves and restores.
+type callFrame struct {
+	base, frame int // scope length and frame start at the call
+	this        *Value
+}
+
+// openCall enters a call made at p: it checks the depth limit and starts a
+// frame whose variables begin at the current top of the scope.
+func (in *interp) openCall(p Pos, this *Value) (callFrame, error) {
 	if err := in.enterCall(p); err != nil {
 		in.depth--
-		return Value{}, err
+		return callFrame{}, err
 	}
-	saveFrame, saveThis := in.frame, in.this
-	base := len(in.scope)
-	in.frame, in.this = base, this
-	for i, prm := range f.params {
-		in.push(prm, args[i], false)
-	}
-	v, err := in.evalBlock(f.body)
+	fr := callFrame{base: len(in.scope), frame: in.frame, this: in.this}
+	in.frame, in.this = fr.base, this
+	return fr, nil
+}
+
+// closeCall leaves the frame fr with the body's result: a return yields its
+// value, the callee's variables go, the caller's state comes back, and a
+// break or continue that escaped the body becomes an error at the call p.
+func (in *interp) closeCall(p Pos, fr callFrame, v Value, err error) (Value, error) {
 	if err == errReturn {
 		v, err = in.retVal, nil
 		in.retVal = Value{}
 	}
-	in.truncate(base)
-	in.frame, in.this = saveFrame, saveThis
+	in.truncate(fr.base)
+	in.frame, in.this = fr.frame, fr.this
 	in.depth--
 	if err != nil {
-		if c, ok := err.(*ctrl); ok {
-			return Value{}, errAt(p, "%s", c.Error())
+		return Value{}, stray(p, err)
+	}
+	return v, nil
+}
+
+// stray turns a break, continue or return signal that escaped the construct
+// it belongs to into an error at p; other errors pass through.
+func stray(p Pos, err error) error {
+	if c, ok := err.(*ctrl); ok {
+		return errAt(p, "%s", c.Error())
+	}
+	return err
+}
+
+// exit sets the value a return or break carries (unit when it has none) in
+// slot and gives the signal that unwinds to its function or loop.
+func (in *interp) exit(slot *Value, x node, signal error) error {
+	*slot = Value{}
+	if x != nil {
+		v, err := in.owned(x)
+		if err != nil {
+			return err
 		}
-		if p.Line != 0 { // not the host's own call
-			addFrame(err, "fn "+f.name, p)
-		}
+		*slot = v
+	}
+	return signal
+}
+
+func (in *interp) callScript(p Pos, f *fnDef, args []Value, this *Value) (Value, error) {
+	fr, err := in.openCall(p, this)
+	if err != nil {
+		return Value{}, err
+	}
+	for i, prm := range f.params {
+		in.push(prm, args[i], false)
+	}
+	v, err := in.evalBlock(f.body)
+	if err != nil && p.Line != 0 { // not the host's own call
+		addFrame(err, "fn "+f.name, p) // a no-op for break/continue/return signals
+	}
+	if v, err = in.closeCall(p, fr, v, err); err != nil {
 		return Value{}, err
 	}
 	if this != nil {
@@ -1493,13 +1534,10 @@ func (in *interp) callPtrThis(p Pos, fp *FnPtr, args []Value, this *Value) (Valu
 	if len(args) != len(c.params) {
 		return Value{}, errAt(p, "closure takes %d parameters, called with %d", len(c.params), len(args))
 	}
-	if err := in.enterCall(p); err != nil {
-		in.depth--
+	fr, err := in.openCall(p, this)
+	if err != nil {
 		return Value{}, err
 	}
-	saveFrame, saveThis := in.frame, in.this
-	base := len(in.scope)
-	in.frame, in.this = base, this
 	for i, name := range c.captures {
 		if fp.shared[i] != nil {
 			in.scope = append(in.scope, binding{name: name, cell: fp.shared[i]})
@@ -1509,20 +1547,7 @@ func (in *interp) callPtrThis(p Pos, fp *FnPtr, args []Value, this *Value) (Valu
 		in.push(prm, args[i], false)
 	}
 	v, err := in.eval(c.body)
-	if err == errReturn {
-		v, err = in.retVal, nil
-		in.retVal = Value{}
-	}
-	in.truncate(base)
-	in.frame, in.this = saveFrame, saveThis
-	in.depth--
-	if err != nil {
-		if c, ok := err.(*ctrl); ok {
-			return Value{}, errAt(p, "%s", c.Error())
-		}
-		return Value{}, err
-	}
-	return v, nil
+	return in.closeCall(p, fr, v, err)
 }
 
 // arityOf is the number of parameters a function pointer will take, or -1 if

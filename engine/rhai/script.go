@@ -181,19 +181,26 @@ func (in *interp) outputs() []Output {
 	return in.out
 }
 
+// evalTopStmt runs one top-level statement; a top-level constant also
+// becomes a global, which functions can read.
+func (in *interp) evalTopStmt(st node) (Value, error) {
+	v, err := in.eval(st)
+	if err != nil {
+		return Value{}, err
+	}
+	if l, ok := st.(*letStmt); ok && l.konst {
+		in.setGlobal(l.name, in.varValue(len(in.scope)-1))
+	}
+	return v, nil
+}
+
 func (in *interp) run(name string, args []Value) (v Value, err error) {
 	for _, st := range in.s.top {
-		if _, err := in.eval(st); err != nil {
-			if c, ok := err.(*ctrl); ok {
-				if c == errReturn {
-					break // a top-level return ends the top-level run
-				}
-				return Value{}, errAt(st.at(), "%s", c.Error())
+		if _, err := in.evalTopStmt(st); err != nil {
+			if err == errReturn {
+				break // a top-level return ends the top-level run
 			}
-			return Value{}, err
-		}
-		if l, ok := st.(*letStmt); ok && l.konst {
-			in.setGlobal(l.name, in.varValue(len(in.scope)-1))
+			return Value{}, stray(st.at(), err)
 		}
 	}
 	in.truncate(0)
@@ -222,18 +229,12 @@ func (s *Script) evalTop() (Value, []Output, error) {
 	in := &interp{s: s, lim: s.lim, scope: make([]binding, 0, 8)}
 	var last Value
 	for _, st := range s.top {
-		v, err := in.eval(st)
+		v, err := in.evalTopStmt(st)
 		if err == errReturn {
 			return in.retVal, in.outputs(), nil
 		}
 		if err != nil {
-			if c, ok := err.(*ctrl); ok {
-				return Value{}, in.outputs(), errAt(st.at(), "%s", c.Error())
-			}
-			return Value{}, in.outputs(), err
-		}
-		if l, ok := st.(*letStmt); ok && l.konst {
-			in.setGlobal(l.name, in.varValue(len(in.scope)-1))
+			return Value{}, in.outputs(), stray(st.at(), err)
 		}
 		last = v
 	}
