@@ -729,14 +729,11 @@ func (in *interp) arrayMethod(p Pos, name string, a *Array, args []Value) (Value
 		if fp, ok := fnArg(args, 0); ok && len(args) == 1 {
 			var keep, drop []Value
 			for i, v := range a.Elems {
-				r, err := in.callback(p, fp, v, Int(int64(i)))
+				ok, err := in.predicate(p, name, fp, v, i)
 				if err != nil {
 					return Value{}, true, err
 				}
-				if r.k != KindBool {
-					return Value{}, true, errAt(p, "%s: the predicate must return a bool, found %s", name, r.TypeName())
-				}
-				if r.n != 0 {
+				if ok {
 					keep = append(keep, v)
 				} else {
 					drop = append(drop, v)
@@ -798,14 +795,11 @@ func (in *interp) arrayMethod(p Pos, name string, a *Array, args []Value) (Value
 	case "some", "all":
 		if fp, ok := fnArg(args, 0); ok && len(args) == 1 {
 			for i, v := range a.Elems {
-				r, err := in.callback(p, fp, v, Int(int64(i)))
+				ok, err := in.predicate(p, name, fp, v, i)
 				if err != nil {
 					return Value{}, true, err
 				}
-				if r.k != KindBool {
-					return Value{}, true, errAt(p, "%s: the predicate must return a bool, found %s", name, r.TypeName())
-				}
-				if (r.n != 0) == (name == "some") {
+				if ok == (name == "some") {
 					return Bool(name == "some"), true, nil
 				}
 			}
@@ -937,6 +931,19 @@ func (in *interp) sortDefault(p Pos, a *Array) error {
 		return c < 0
 	})
 	return nil
+}
+
+// predicate asks fp about element v at index i for the array method named
+// method (filter, some, ...), which needs a bool back.
+func (in *interp) predicate(p Pos, method string, fp *FnPtr, v Value, i int) (bool, error) {
+	r, err := in.callback(p, fp, v, Int(int64(i)))
+	if err != nil {
+		return false, err
+	}
+	if r.k != KindBool {
+		return false, errAt(p, "%s: the predicate must return a bool, found %s", method, r.TypeName())
+	}
+	return r.n != 0, nil
 }
 
 func (in *interp) sortBy(p Pos, a *Array, fp *FnPtr) error {
