@@ -215,17 +215,11 @@ func freeVars(n node, out map[string]bool) {
 	case *varExpr:
 		out[e.name] = true
 	case *interpExpr:
-		for _, p := range e.parts {
-			freeVars(p, out)
-		}
+		freeVarsAll(e.parts, out)
 	case *arrayExpr:
-		for _, x := range e.elems {
-			freeVars(x, out)
-		}
+		freeVarsAll(e.elems, out)
 	case *mapExpr:
-		for _, x := range e.vals {
-			freeVars(x, out)
-		}
+		freeVarsAll(e.vals, out)
 	case *unaryExpr:
 		freeVars(e.x, out)
 	case *binaryExpr:
@@ -241,14 +235,10 @@ func freeVars(n node, out map[string]bool) {
 		freeVars(e.x, out)
 	case *callExpr:
 		out[e.name] = true // a variable holding a function pointer may be called by name
-		for _, x := range e.args {
-			freeVars(x, out)
-		}
+		freeVarsAll(e.args, out)
 	case *methodExpr:
 		freeVars(e.recv, out)
-		for _, x := range e.args {
-			freeVars(x, out)
-		}
+		freeVarsAll(e.args, out)
 	case *closureExpr:
 		for _, c := range e.def.captures {
 			out[c] = true
@@ -265,9 +255,7 @@ func freeVars(n node, out map[string]bool) {
 		}
 		freeVars(e.def, out)
 	case *blockExpr:
-		for _, s := range e.stmts {
-			freeVars(s, out)
-		}
+		freeVarsAll(e.stmts, out)
 	case *whileExpr:
 		freeVars(e.cond, out)
 		freeVars(e.body, out)
@@ -290,6 +278,13 @@ func freeVars(n node, out map[string]bool) {
 		freeVars(e.x, out)
 	case *throwStmt:
 		freeVars(e.x, out)
+	}
+}
+
+// freeVarsAll is freeVars over each of ns.
+func freeVarsAll(ns []node, out map[string]bool) {
+	for _, n := range ns {
+		freeVars(n, out)
 	}
 }
 
