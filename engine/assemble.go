@@ -675,6 +675,9 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	// Keep chunks that end before the first changed entry.
 	rd := &r.rend
 	rd.bodyAt = 0
+	if dirty == 0 && r.shifted > 0 {
+		dirty = c.reuseShiftedChunks(r, hint, head)
+	}
 	keep := 0
 	for keep+1 < len(rd.chunkStarts) && rd.chunkStarts[keep+1] <= dirty {
 		keep++
@@ -761,6 +764,84 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		blocks[i].stamp = stamp
 	}
 	rd.blocks, rd.chunkStarts, rd.count = blocks, starts, len(r.entries)
+}
+
+// reuseShiftedChunks serves a grows region whose oldest entries left (and
+// that may have been appended to since): chunks are cut again from the new
+// front, the same greedy way, and once a cut falls where an old chunk
+// started, that chunk and those after it hold the same entries and text as
+// before and are kept, with the open last chunk's state. It returns the
+// entry the usual path renders from: the first entry past the old ones, or
+// 0 (everything) when the cuts never meet an old start.
+func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) string) int {
+	rd := &r.rend
+	kept := rd.count - r.shifted
+	if kept < 1 || kept > len(r.entries) || (r.changedFrom >= 0 && r.changedFrom < kept) ||
+		len(rd.blocks) < 2 || len(rd.blocks) != len(rd.chunkStarts) {
+		return 0
+	}
+	k, start, cuts := 1, 0, 0
+	for {
+		for k < len(rd.chunkStarts) && rd.chunkStarts[k]-r.shifted < start {
+			k++
+		}
+		if k == len(rd.chunkStarts) {
+			return 0
+		}
+		if start > 0 && rd.chunkStarts[k]-r.shifted == start {
+			break
+		}
+		sum, end := 0, start
+		for end < kept && sum < CacheChunkTokens {
+			sum += r.entries[end].tokens
+			end++
+		}
+		if sum < CacheChunkTokens {
+			return 0 // an open chunk before any old start
+		}
+		start = end
+		cuts++
+	}
+	blocks := make([]Block, 0, cuts+len(rd.blocks)-k)
+	starts := make([]int, 0, cap(blocks))
+	for from := 0; from < start; {
+		sum, end, size := 0, from, 0
+		for sum < CacheChunkTokens {
+			sum += r.entries[end].tokens
+			size += len(r.entries[end].content) + 2
+			end++
+		}
+		h := head(from == 0)
+		var b strings.Builder
+		b.Grow(size + len(h))
+		b.WriteString(h)
+		for i := from; i < end; i++ {
+			if i > from {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(r.entries[i].content)
+		}
+		text := b.String()
+		hh := newHasher()
+		hh.WriteString(text)
+		headLen := len(text) // the heading's first line, as renderChunked counts it
+		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
+			headLen = nl + 1
+		}
+		blocks = append(blocks, Block{
+			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
+			Tokens: c.counter.Count(text[:headLen]) + sum, Cache: hint, Volatility: r.def.Volatility,
+			Hash: hh.Sum(),
+		})
+		starts = append(starts, from)
+		from = end
+	}
+	blocks = append(blocks, rd.blocks[k:]...)
+	for _, st := range rd.chunkStarts[k:] {
+		starts = append(starts, st-r.shifted)
+	}
+	rd.blocks, rd.chunkStarts, rd.count = blocks, starts, kept
+	return kept
 }
 
 // renderMessages turns a sliding window into messages (ENGINE.md §6.2),

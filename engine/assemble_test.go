@@ -169,7 +169,8 @@ func TestPairedLocallyImpliesNoOrphans(t *testing.T) {
 }
 
 // A one-block region that rolls off its oldest entries keeps the rest of
-// its last text instead of joining every entry again: with appends, front
+// its last text instead of joining every entry again, and a grows region
+// keeps its chunks from where the new cuts meet an old one: with appends, front
 // evictions, deletions and clears between requests, each request is what a
 // full render gives, and a request already returned never changes.
 func TestRollingRegionIncremental(t *testing.T) {
@@ -178,6 +179,7 @@ func TestRollingRegionIncremental(t *testing.T) {
 task = { kind = "pinned", max_tokens = 100 }
 scratch = { kind = "clearable", max_tokens = 2000 }
 results = { kind = "temporary", max_tokens = 1500, volatility = "rewritten" }
+log = { kind = "clearable", max_tokens = 12000, volatility = "grows" }
 `
 	bp, err := ParseBlueprint("rolling.leviath", []byte(layout), t.TempDir())
 	if err != nil {
@@ -193,7 +195,7 @@ results = { kind = "temporary", max_tokens = 1500, volatility = "rewritten" }
 			var prev *Request
 			var prevText []string
 			for i := range 400 {
-				reg := []string{"scratch", "results"}[rng.IntN(2)]
+				reg := []string{"scratch", "results", "log", "log"}[rng.IntN(4)]
 				switch n := rng.IntN(40); {
 				case n == 0:
 					args, _ := json.Marshal(map[string]any{"region": reg, "oldest": 1 + rng.IntN(3)})
@@ -205,7 +207,7 @@ results = { kind = "temporary", max_tokens = 1500, volatility = "rewritten" }
 					args, _ := json.Marshal(map[string]any{"region": reg, "content": "reset"})
 					c.CallTool("context_write", args)
 				default:
-					_ = c.Write(reg, fmt.Sprintf("entry %d\n%s", i, strings.Repeat("z", rng.IntN([]int{40, 400, 2000}[rng.IntN(3)]))))
+					_ = c.Write(reg, fmt.Sprintf("entry %d\n%s", i, strings.Repeat("z", rng.IntN([]int{40, 400, 2000, 12000}[rng.IntN(4)]))))
 				}
 				if rng.IntN(3) == 0 {
 					continue // several writes between requests

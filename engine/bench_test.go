@@ -104,3 +104,40 @@ func BenchmarkAgentStep(b *testing.B) {
 		c.Drain()
 	}
 }
+
+// BenchmarkAssembleGrowsEviction is a full grows region that rolls off its
+// oldest entry at nearly every write (a tool log), with a request after each:
+// the chunks after the first cut that meets an old chunk start are kept.
+func BenchmarkAssembleGrowsEviction(b *testing.B) {
+	const layout = `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+log = { kind = "clearable", max_tokens = 60000, volatility = "grows" }
+`
+	bp, err := ParseBlueprint("evict.leviath", []byte(layout), b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := New(bp, Options{Window: 200_000, Task: "the task"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sizes := []int{300, 1200, 9000, 600, 4000, 150, 2500} // bytes; some entries close a chunk alone
+	i := 0
+	write := func() {
+		i++
+		if err := c.Write("log", fmt.Sprintf("entry %d\n", i)+strings.Repeat("x", sizes[i%len(sizes)])); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 200 {
+		write()
+	}
+	c.Assemble()
+	for b.Loop() {
+		write()
+		if c.Assemble().Tokens == 0 {
+			b.Fatal("empty request")
+		}
+	}
+}
