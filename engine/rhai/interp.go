@@ -1774,20 +1774,15 @@ func intOp(p Pos, op opCode, a, b int64) (Value, error) {
 		}
 		return Int(res), nil
 	case opShl, opShr:
-		if op == opShl && b < 0 || op == opShr && b >= 0 {
-			if b < 0 {
-				b = -b
-			}
-			if b >= 64 {
-				return Value{}, errAt(p, "shift by too many bits: %d %s %d", a, op, b)
-			}
-			return Int(a >> uint(b)), nil
-		}
-		if b < 0 {
-			b = -b
+		right := op == opShr
+		if b < 0 { // a negative count shifts the other way
+			b, right = -b, !right
 		}
 		if b >= 64 {
 			return Value{}, errAt(p, "shift by too many bits: %d %s %d", a, op, b)
+		}
+		if right {
+			return Int(a >> uint(b)), nil
 		}
 		return Int(a << uint(b)), nil
 	case opBitAnd:
