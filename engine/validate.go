@@ -2,8 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -170,7 +171,7 @@ func (b *Blueprint) validate(windowFor func(stage string) int) Report {
 			if !visible(rt.DefaultRegion) {
 				r.errf("routing-invisible-region", "Invalid stage '%s': tool_routing.default_region sends results to region '%s', which this stage's context does not include, so it could not read them back. Add '%s' to [stages.%s.context.regions], or route somewhere the stage can see.", s.Name, rt.DefaultRegion, rt.DefaultRegion, s.Name)
 			}
-			for _, tool := range sortedOverrideKeys(rt.Overrides) {
+			for _, tool := range slices.Sorted(maps.Keys(rt.Overrides)) {
 				reg := rt.Overrides[tool].Region
 				if reg != "" && !visible(reg) {
 					r.errf("routing-invisible-region", "Invalid stage '%s': tool_routing.overrides.%s sends results to region '%s', which this stage's context does not include, so it could not read them back. Add '%s' to [stages.%s.context.regions], or route somewhere the stage can see.", s.Name, tool, reg, reg, s.Name)
@@ -348,15 +349,6 @@ func findDef(defs []*RegionDef, name string) *RegionDef {
 		}
 	}
 	return nil
-}
-
-func sortedOverrideKeys(m map[string]Override) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // nearest is tomlfile.Nearest: the unknown-key lints name the closest valid
