@@ -55,28 +55,33 @@ func (t BlockType) String() string {
 }
 
 // Block is one piece of a request: a system block or a block of a message.
+//
+// The one-byte fields come last, together: every request copies its blocks
+// and messages, and packed they are 120 bytes rather than 144 (messages 32
+// rather than 40).
 type Block struct {
 	Region     string
-	Role       Role
-	Type       BlockType
 	Text       string
 	Tokens     int
-	Cache      CacheHint
-	Volatility Volatility
 	Hash       uint64 // XXH64 of the content (text, or id/name/args for tool use)
-	Breakpoint bool   // a cache breakpoint goes after this block
 	ToolCallID string // tool_use and tool_result
 	ToolName   string // tool_use
 	Args       json.RawMessage
-	IsError    bool
 
 	stamp uint64 // newest write in the region, for RecentlyChanged
+
+	Role       Role
+	Type       BlockType
+	Cache      CacheHint
+	Volatility Volatility
+	Breakpoint bool // a cache breakpoint goes after this block
+	IsError    bool
 }
 
 // Message is one provider message.
 type Message struct {
-	Role       Role
 	Blocks     []Block
+	Role       Role
 	Breakpoint bool
 }
 
