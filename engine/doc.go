@@ -38,9 +38,15 @@
 // token counts, and only regions that changed since the last request are
 // rendered again, from their first changed entry: an append extends a grows
 // region's open last chunk (text and streaming hash) and rebuilds only a
-// sliding window's last message and the new ones. Requests are immutable
-// once returned; consecutive requests may share block slices and text.
+// sliding window's last message and the new ones. When the oldest entries
+// roll off, a one-block region copies the rest of its text in one piece and
+// a grows region keeps its chunks from where the new cuts meet an old
+// chunk start (the boundaries are those of a full render). Requests are
+// immutable once returned; consecutive requests may share block slices and
+// text.
 //
 // The Extractive summariser scores a line once per call; ASCII lines take
-// one allocation-free pass, and its cost is linear in the content.
+// one allocation-free pass, and its cost is linear in the content. Inside a
+// Context it reads the entries directly (no joined copy), and an entry
+// summarised again (a summary being folded) keeps its scored lines.
 package engine
