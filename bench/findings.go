@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +25,7 @@ func Findings(wt *WorkloadTable) []string {
 		}
 	}
 	add(taskFinding(wt, append(append([]string(nil), flat...), regions...)))
+	add(overflowFinding(wt, append(append([]string(nil), flat...), regions...)))
 	rm := wt.recallMetric()
 	switch {
 	case len(flat) > 0 && len(regions) > 0:
@@ -50,24 +52,39 @@ func taskFinding(wt *WorkloadTable, pols []string) string {
 	const m = "task_retained_pct"
 	var parts []string
 	for _, p := range pols {
+		// A window without numbers (not in the grid, or failed) neither
+		// keeps nor loses the task: it is skipped, not taken for a loss.
 		from := 0
 		for i := len(wt.Windows) - 1; i >= 0; i-- {
 			v, ok := wt.at(p, wt.Windows[i], m)
-			if !ok || v < full {
+			if !ok {
+				continue
+			}
+			if v < full {
 				break
 			}
 			from = wt.Windows[i]
 		}
-		lowW, low, any := 0, 0.0, false
+		lowW, low, any, first, missing := 0, 0.0, false, 0, false
 		for _, w := range wt.Windows {
-			if v, ok := wt.at(p, w, m); ok && (!any || v < low) {
+			v, ok := wt.at(p, w, m)
+			if !ok {
+				missing = true
+				continue
+			}
+			if first == 0 {
+				first = w
+			}
+			if !any || v < low {
 				lowW, low, any = w, v, true
 			}
 		}
 		switch {
 		case !any:
 			continue
-		case from == wt.Windows[0]:
+		case from == first && missing:
+			parts = append(parts, fmt.Sprintf("`%s` at every window with numbers", p))
+		case from == first:
 			parts = append(parts, fmt.Sprintf("`%s` at every window", p))
 		case from == 0:
 			parts = append(parts, fmt.Sprintf("`%s` at no window (as low as %s%% at %s)", p, formatValue(m, low), FormatWindow(lowW)))
@@ -81,11 +98,65 @@ func taskFinding(wt *WorkloadTable, pols []string) string {
 	return "The task stays in every request with " + strings.Join(parts, "; ") + "."
 }
 
-// best returns the policy with the best mean of metric at window among pols.
+// overflows reports whether every request of the cell went over the window.
+// A provider refuses such requests, so the cell's prefix stability, cache
+// hits, waste and cost describe requests that were never served: a
+// comparison must not cite them.
+func (wt *WorkloadTable) overflows(p string, window int) bool {
+	n, ok1 := wt.at(p, window, "requests")
+	over, ok2 := wt.at(p, window, "over_window_requests")
+	return ok1 && ok2 && n > 0 && over >= n
+}
+
+// fit is at for comparisons: no number for a cell that overflowed.
+func (wt *WorkloadTable) fit(p string, window int, metric string) (float64, bool) {
+	if wt.overflows(p, window) {
+		return 0, false
+	}
+	return wt.at(p, window, metric)
+}
+
+// overflowFinding names the cells whose every request went over the window,
+// which the comparisons after it leave out.
+func overflowFinding(wt *WorkloadTable, pols []string) string {
+	var parts []string
+	for _, p := range pols {
+		var ws []int
+		for _, w := range wt.Windows {
+			if wt.overflows(p, w) {
+				ws = append(ws, w)
+			}
+		}
+		if len(ws) > 0 {
+			parts = append(parts, fmt.Sprintf("`%s` sends every request over the window at %s", p, windowList(ws)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " (a provider would refuse them all), so the comparisons below leave those cells out."
+}
+
+// commonWindows returns the windows at which both a and b have a number of
+// metric from a cell that did not overflow.
+func commonWindows(wt *WorkloadTable, metric, a, b string) []int {
+	var ws []int
+	for _, w := range wt.Windows {
+		_, ok1 := wt.fit(a, w, metric)
+		_, ok2 := wt.fit(b, w, metric)
+		if ok1 && ok2 {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// best returns the policy with the best mean of metric at window among pols,
+// leaving out cells that overflowed.
 func best(wt *WorkloadTable, metric string, window int, pols []string, higher bool) (string, float64, bool) {
 	bp, bv, found := "", 0.0, false
 	for _, p := range pols {
-		v, ok := wt.at(p, window, metric)
+		v, ok := wt.fit(p, window, metric)
 		if !ok {
 			continue
 		}
@@ -96,11 +167,22 @@ func best(wt *WorkloadTable, metric string, window int, pols []string, higher bo
 	return bp, bv, found
 }
 
+// recallFinding compares recall at the smallest window where both layouts
+// have a number, and says from which window a flat list catches up.
 func recallFinding(wt *WorkloadTable, metric string, flat, regions []string) string {
-	small := wt.Windows[0]
-	rp, rv, ok1 := best(wt, metric, small, regions, true)
-	fp, fv, ok2 := best(wt, metric, small, flat, true)
-	if !ok1 || !ok2 {
+	si := -1
+	var rp, fp string
+	var rv, fv float64
+	for i, w := range wt.Windows {
+		var ok1, ok2 bool
+		rp, rv, ok1 = best(wt, metric, w, regions, true)
+		fp, fv, ok2 = best(wt, metric, w, flat, true)
+		if ok1 && ok2 {
+			si = i
+			break
+		}
+	}
+	if si < 0 {
 		return ""
 	}
 	label := "fact recall"
@@ -108,11 +190,11 @@ func recallFinding(wt *WorkloadTable, metric string, flat, regions []string) str
 		label = "reference recall"
 	}
 	s := fmt.Sprintf("At %s, %s is %s%% with `%s` against %s%% with the best flat policy (`%s`)",
-		FormatWindow(small), label, formatValue(metric, rv), rp, formatValue(metric, fv), fp)
+		FormatWindow(wt.Windows[si]), label, formatValue(metric, rv), rp, formatValue(metric, fv), fp)
 	switch {
 	case rv > fv+0.05:
 		catch := 0
-		for _, w := range wt.Windows {
+		for _, w := range wt.Windows[si+1:] {
 			if _, v, ok := best(wt, metric, w, flat, true); ok && v >= rv-0.05 {
 				catch = w
 				break
@@ -131,23 +213,40 @@ func recallFinding(wt *WorkloadTable, metric string, flat, regions []string) str
 	return s + "."
 }
 
-// meanFinding compares a metric's mean over windows between the first flat
-// policy and the first region layout.
+// meanFinding compares a metric's mean between the first flat policy and the
+// first region layout, over the windows where both have a number: a mean
+// over different windows would compare unlike things.
 func meanFinding(wt *WorkloadTable, metric, label string, flat, regions []string) string {
 	f, r := flat[0], regions[0]
-	fm, fn := meanOver(wt, f, metric)
-	rmean, rn := meanOver(wt, r, metric)
-	if fn == 0 || rn == 0 {
+	ws := commonWindows(wt, metric, f, r)
+	if len(ws) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%s averages %s%% over the windows with `%s` and %s%% with `%s`", label,
-		formatValue(metric, rmean), r, formatValue(metric, fm), f)
+	var fm, rmean float64
+	for _, w := range ws {
+		a, _ := wt.at(f, w, metric)
+		b, _ := wt.at(r, w, metric)
+		fm += a / float64(len(ws))
+		rmean += b / float64(len(ws))
+	}
+	over := "over the windows"
+	if len(ws) < len(wt.Windows) {
+		var left []int
+		for _, w := range wt.Windows {
+			if !slices.Contains(ws, w) {
+				left = append(left, w)
+			}
+		}
+		over = "over every window but " + windowList(left)
+	}
+	s := fmt.Sprintf("%s averages %s%% %s with `%s` and %s%% with `%s`", label,
+		formatValue(metric, rmean), over, r, formatValue(metric, fm), f)
 	// the window where they differ most
 	gw, gap := 0, -1.0
-	for _, w := range wt.Windows {
-		a, ok1 := wt.at(f, w, metric)
-		b, ok2 := wt.at(r, w, metric)
-		if ok1 && ok2 && math.Abs(a-b) > gap {
+	for _, w := range ws {
+		a, _ := wt.at(f, w, metric)
+		b, _ := wt.at(r, w, metric)
+		if math.Abs(a-b) > gap {
 			gw, gap = w, math.Abs(a-b)
 		}
 	}
@@ -159,40 +258,26 @@ func meanFinding(wt *WorkloadTable, metric, label string, flat, regions []string
 	return s + "."
 }
 
-func meanOver(wt *WorkloadTable, p, metric string) (float64, int) {
-	sum, n := 0.0, 0
-	for _, w := range wt.Windows {
-		if v, ok := wt.at(p, w, metric); ok {
-			sum += v
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, 0
-	}
-	return sum / float64(n), n
-}
-
+// costFinding compares the cost of a run at the smallest and the largest
+// window where both layouts have a number.
 func costFinding(wt *WorkloadTable, flat, regions []string) string {
 	f, r := flat[0], regions[0]
+	ws := commonWindows(wt, "cost_usd", f, r)
+	if len(ws) == 0 {
+		return ""
+	}
+	if len(ws) > 1 {
+		ws = []int{ws[0], ws[len(ws)-1]}
+	}
 	var parts []string
-	for _, w := range []int{wt.Windows[0], wt.Windows[len(wt.Windows)-1]} {
-		a, ok1 := wt.at(f, w, "cost_usd")
-		b, ok2 := wt.at(r, w, "cost_usd")
-		if !ok1 || !ok2 {
-			continue
-		}
+	for _, w := range ws {
+		a, _ := wt.at(f, w, "cost_usd")
+		b, _ := wt.at(r, w, "cost_usd")
 		s := fmt.Sprintf("at %s a run costs $%s with `%s` and $%s with `%s`", FormatWindow(w), formatValue("cost_usd", b), r, formatValue("cost_usd", a), f)
 		if a > 0 {
 			s += fmt.Sprintf(" (%.2f×)", b/a)
 		}
 		parts = append(parts, s)
-		if len(wt.Windows) == 1 {
-			break
-		}
-	}
-	if len(parts) == 0 {
-		return ""
 	}
 	out := strings.Join(parts, "; ")
 	return strings.ToUpper(out[:1]) + out[1:] + "."
@@ -201,46 +286,100 @@ func costFinding(wt *WorkloadTable, flat, regions []string) string {
 // breakFinding says, from the per-request series at the series window, how
 // often each policy's request failed to start with the whole previous
 // request (its prompt prefix broke, so a cache could not reuse it all), and
-// where that first happened.
+// where that first happened. A series is one run's, not a mean over seeds,
+// so the sentence names the seed when a cell ran more than one.
 func breakFinding(wt *WorkloadTable, pols []string) string {
-	if wt.SeriesWindow == 0 {
+	w := wt.SeriesWindow
+	if w == 0 {
 		return ""
 	}
-	var parts []string
+	type brk struct {
+		pol                 string
+		seed                uint64
+		breaks, first, reqs int
+	}
+	var bs []brk
+	several := false
 	for _, p := range pols {
-		s := seriesRun(wt, p, wt.SeriesWindow)
-		if s == nil || len(s.RequestTokens) < 2 || len(s.PrefixTokens) != len(s.RequestTokens) {
+		r := seriesRecord(wt, p, w)
+		if r == nil || wt.overflows(p, w) {
 			continue
 		}
-		breaks, first := 0, 0
+		s := r.Series
+		if len(s.RequestTokens) < 2 || len(s.PrefixTokens) != len(s.RequestTokens) {
+			continue
+		}
+		b := brk{pol: p, seed: r.Cell.Seed, reqs: len(s.RequestTokens)}
 		for i := 1; i < len(s.RequestTokens); i++ {
 			if s.PrefixTokens[i] < s.RequestTokens[i-1] {
-				breaks++
-				if first == 0 {
-					first = i + 1
+				b.breaks++
+				if b.first == 0 {
+					b.first = i + 1
 				}
 			}
 		}
-		share := 100 * float64(breaks) / float64(len(s.RequestTokens)-1)
-		if breaks == 0 {
-			parts = append(parts, fmt.Sprintf("`%s` never", p))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("`%s` on %.0f%% of requests, first at request %d", p, share, first))
+		bs = append(bs, b)
+		several = several || len(wt.Cells[p][w].Runs) > 1
 	}
-	if len(parts) == 0 {
+	if len(bs) == 0 {
 		return ""
 	}
+	at := FormatWindow(w)
+	oneSeed := true
+	for _, b := range bs {
+		oneSeed = oneSeed && b.seed == bs[0].seed
+	}
+	if several && oneSeed {
+		at += fmt.Sprintf(", in the seed-%d run", bs[0].seed)
+	}
+	var parts []string
+	for _, b := range bs {
+		name := fmt.Sprintf("`%s`", b.pol)
+		if several && !oneSeed {
+			name += fmt.Sprintf(" (seed %d)", b.seed)
+		}
+		if b.breaks == 0 {
+			parts = append(parts, name+" never")
+			continue
+		}
+		share := 100 * float64(b.breaks) / float64(b.reqs-1)
+		parts = append(parts, fmt.Sprintf("%s on %.0f%% of requests, first at request %d", name, share, b.first))
+	}
 	return fmt.Sprintf("At %s, the prompt prefix breaks (a request does not start with the whole previous one) with %s.",
-		FormatWindow(wt.SeriesWindow), strings.Join(parts, "; "))
+		at, strings.Join(parts, "; "))
+}
+
+// seriesRecord returns the run of a cell that recorded the per-request
+// series, or nil.
+func seriesRecord(wt *WorkloadTable, pol string, window int) *Record {
+	a := wt.Cells[pol][window]
+	if a == nil {
+		return nil
+	}
+	for _, r := range a.Runs {
+		if r.OK() && r.Series != nil {
+			return r
+		}
+	}
+	return nil
 }
 
 // boundFinding compares the best flat policy with the references when the
 // table has no region layout to compare with: how far eviction-only policies
 // fall short of the clairvoyant bound and of an unbounded window.
 func boundFinding(wt *WorkloadTable, metric string, flat []string) string {
-	small := wt.Windows[0]
-	fp, fv, ok := best(wt, metric, small, flat, true)
+	var (
+		fp  string
+		fv  float64
+		ok  bool
+		win int
+	)
+	for _, w := range wt.Windows {
+		if fp, fv, ok = best(wt, metric, w, flat, true); ok {
+			win = w
+			break
+		}
+	}
 	if !ok {
 		return ""
 	}
@@ -248,10 +387,10 @@ func boundFinding(wt *WorkloadTable, metric string, flat []string) string {
 	if metric == "reference_recall_pct" {
 		label = "reference recall"
 	}
-	s := fmt.Sprintf("At %s, %s is %s%% with the best flat policy (`%s`)", FormatWindow(small), label, formatValue(metric, fv), fp)
+	s := fmt.Sprintf("At %s, %s is %s%% with the best flat policy (`%s`)", FormatWindow(win), label, formatValue(metric, fv), fp)
 	var refs []string
 	for _, r := range []string{"clairvoyant", "unbounded"} {
-		if v, ok := wt.at(r, small, metric); ok {
+		if v, ok := wt.fit(r, win, metric); ok {
 			refs = append(refs, fmt.Sprintf("%s%% with `%s`", formatValue(metric, v), r))
 		}
 	}

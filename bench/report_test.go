@@ -81,7 +81,7 @@ func TestFindings(t *testing.T) {
 		"`regions:coder` at every window",
 		"`flat` from 64K up (as low as 12.5% at 8K)",
 		"Prefix stability averages",
-		"At 64K, the prompt prefix breaks (a request does not start with the whole previous one) with `flat` never; `regions:coder` never.",
+		"At 64K, in the seed-1 run, the prompt prefix breaks (a request does not start with the whole previous one) with `flat` never; `regions:coder` never.",
 		"a flat list needs",
 		"Prompt-cache hit averages",
 	} {

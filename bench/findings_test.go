@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+)
+
+// hand builds one successful record of workload "w" by hand.
+func hand(policy string, window int, seed uint64, m map[string]float64) *Record {
+	return &Record{
+		ID:     policy + "/" + FormatWindow(window),
+		Cell:   Cell{Workload: "w", Policy: policy, Model: "m", WindowTokens: window, Seed: seed},
+		Result: Result{Metrics: m},
+	}
+}
+
+// handTable is one workload of hand-made cells: metrics[policy][window].
+func handTable(t *testing.T, cells map[string]map[int]map[string]float64) *WorkloadTable {
+	t.Helper()
+	var recs []*Record
+	for p, byWin := range cells {
+		for w, m := range byWin {
+			recs = append(recs, hand(p, w, 1, m))
+		}
+	}
+	tab := MakeTable(recs)
+	if len(tab.Workloads) != 1 {
+		t.Fatalf("%d workload tables, want 1", len(tab.Workloads))
+	}
+	return &tab.Workloads[0]
+}
+
+func TestFindingsHandMade(t *testing.T) {
+	type mm = map[string]float64
+	// over is a cell whose every request exceeded the window: a provider
+	// refuses all of them, so its perfect prefix and zero waste are no win.
+	over := func(task float64) mm {
+		return mm{"task_retained_pct": task, "fact_recall_pct": 0, "prefix_stability_pct": 100, "cache_hit_pct": 99,
+			"waste_pct": 0, "cost_usd": 0.5, "requests": 10, "over_window_requests": 10}
+	}
+	fits := func(task, recall, prefix, cost float64) mm {
+		return mm{"task_retained_pct": task, "fact_recall_pct": recall, "prefix_stability_pct": prefix, "cache_hit_pct": prefix,
+			"waste_pct": 50, "cost_usd": cost, "requests": 10, "over_window_requests": 0}
+	}
+	tests := []struct {
+		name   string
+		cells  map[string]map[int]map[string]float64
+		want   []string
+		reject []string
+	}{
+		{
+			name: "overflowing cells are named and left out of comparisons",
+			cells: map[string]map[int]map[string]float64{
+				"flat":          {8000: fits(10, 40, 50, 1), 32000: fits(100, 60, 60, 2), 64000: fits(100, 80, 70, 3)},
+				"regions:coder": {8000: over(0), 32000: fits(100, 50, 80, 4), 64000: fits(100, 70, 90, 6)},
+			},
+			want: []string{
+				"`regions:coder` sends every request over the window at 8K",
+				"At 32K, fact recall is 50.0% with `regions:coder` against 60.0% with the best flat policy (`flat`); here the flat list recalls more.",
+				"Prefix stability averages 85.0% over every window but 8K with `regions:coder` and 65.0% with `flat`",
+				"At 32K a run costs $4.000 with `regions:coder` and $2.000 with `flat` (2.00×)",
+			},
+			reject: []string{"At 8K, fact recall", "100.0% against", "At 8K a run costs"},
+		},
+		{
+			name: "a missing cell at the largest window does not hide where the task stays",
+			cells: map[string]map[int]map[string]float64{
+				"flat":          {8000: fits(10, 40, 50, 1), 32000: fits(100, 60, 60, 2), 64000: fits(100, 80, 70, 3)},
+				"regions:coder": {8000: fits(100, 45, 60, 1), 32000: fits(100, 65, 70, 2), 64000: fits(100, 85, 80, 3), 128000: fits(100, 90, 90, 4)},
+			},
+			want: []string{
+				"`flat` from 32K up (as low as 10.0% at 8K)",
+				"`regions:coder` at every window",
+				// averages compare like with like: only the windows both ran at
+				"Prefix stability averages 70.0% over every window but 128K with `regions:coder` and 60.0% with `flat`",
+				"at 64K a run costs $3.000 with `regions:coder` and $3.000 with `flat` (1.00×)",
+			},
+			reject: []string{"at no window", "at 128K a run costs"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(Findings(handTable(t, tc.cells)), "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("findings lack %q:\n%s", w, got)
+				}
+			}
+			for _, r := range tc.reject {
+				if strings.Contains(got, r) {
+					t.Errorf("findings say %q:\n%s", r, got)
+				}
+			}
+		})
+	}
+}
+
+func TestBreakFindingNamesSeed(t *testing.T) {
+	var recs []*Record
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, p := range []string{"flat", "regions:coder"} {
+			r := hand(p, 32000, seed, map[string]float64{"prefix_stability_pct": 50})
+			r.Cell.Series = seed == 2
+			if seed == 2 {
+				r.Series = &Series{RequestTokens: []int{10, 20, 30}, PrefixTokens: []int{0, 10, 5}}
+			}
+			recs = append(recs, r)
+		}
+	}
+	wt := &MakeTable(recs).Workloads[0]
+	got := strings.Join(Findings(wt), "\n")
+	want := "At 32K, in the seed-2 run, the prompt prefix breaks (a request does not start with the whole previous one) with `flat` on 50% of requests, first at request 3"
+	if !strings.Contains(got, want) {
+		t.Errorf("findings lack %q:\n%s", want, got)
+	}
+}
