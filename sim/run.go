@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -179,7 +178,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 			r.m.taskTokens = countText(e.tok, ev.Text)
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
 		}
-		heap.Push(&r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
+		r.q.push(queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
 		r.seq++
 	}
 	if err := src.Err(); err != nil {
@@ -300,6 +299,46 @@ func (q *eventQueue) Pop() any {
 	return it
 }
 
+// push and pop are heap.Push and heap.Pop without boxing the event in an
+// interface (two allocations an event). (due, seq) is a total order, so any
+// heap pops the same sequence.
+func (q *eventQueue) push(it queued) {
+	*q = append(*q, it)
+	h := *q
+	for j := len(h) - 1; j > 0; {
+		i := (j - 1) / 2
+		if i == j || !h.Less(j, i) {
+			break
+		}
+		h.Swap(i, j)
+		j = i
+	}
+}
+
+func (q *eventQueue) pop() queued {
+	h := *q
+	n := len(h) - 1
+	h.Swap(0, n)
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if r := j + 1; r < n && h.Less(r, j) {
+			j = r
+		}
+		if !h.Less(j, i) {
+			break
+		}
+		h.Swap(i, j)
+		i = j
+	}
+	it := h[n]
+	h[n] = queued{} // let the event's strings go
+	*q = h[:n]
+	return it
+}
+
 type pendingProbe struct {
 	probe trace.Probe
 	depth int64
@@ -351,7 +390,7 @@ func (r *runner) dueTime(ev *trace.Event) float64 {
 
 func (r *runner) drain() {
 	for r.q.Len() > 0 {
-		r.cur = heap.Pop(&r.q).(queued)
+		r.cur = r.q.pop()
 		if r.cur.due > r.clock {
 			r.clock = r.cur.due
 		}
