@@ -27,6 +27,10 @@ func Findings(wt *WorkloadTable) []string {
 	add(taskFinding(wt, append(append([]string(nil), flat...), regions...)))
 	add(overflowFinding(wt, append(append([]string(nil), flat...), regions...)))
 	rm := wt.recallMetric()
+	if !wt.has(rm) && (len(flat) > 0 || len(regions) > 0) {
+		// Say so rather than leave the reader to wonder why recall is missing.
+		add("No cell reports fact or reference recall, so recall is not compared.")
+	}
 	switch {
 	case len(flat) > 0 && len(regions) > 0:
 		add(recallFinding(wt, rm, flat, regions))

@@ -114,3 +114,35 @@ func TestBreakFindingNamesSeed(t *testing.T) {
 		t.Errorf("findings lack %q:\n%s", want, got)
 	}
 }
+
+func TestFindingsSayWhenRecallIsAbsent(t *testing.T) {
+	m := func(v float64) map[string]float64 {
+		return map[string]float64{"task_retained_pct": 100, "prefix_stability_pct": v, "requests": 4, "over_window_requests": 0}
+	}
+	wt := handTable(t, map[string]map[int]map[string]float64{
+		"flat":          {8000: m(50), 32000: m(60)},
+		"regions:coder": {8000: m(70), 32000: m(80)},
+	})
+	got := strings.Join(Findings(wt), "\n")
+	if want := "No cell reports fact or reference recall, so recall is not compared."; !strings.Contains(got, want) {
+		t.Errorf("findings lack %q:\n%s", want, got)
+	}
+}
+
+func TestHeadlineMarksOverflow(t *testing.T) {
+	ok := map[string]float64{"task_retained_pct": 50, "cost_usd": 1, "requests": 4, "over_window_requests": 1}
+	over := map[string]float64{"task_retained_pct": 0, "cost_usd": 0.5, "requests": 4, "over_window_requests": 4}
+	recs := []*Record{hand("flat", 8000, 1, ok), hand("regions:coder", 8000, 1, over)}
+	md := string(Markdown(MakeTable(recs), recs, nil, ""))
+	for _, want := range []string{
+		"| w | 8K | `flat` | `regions:coder` | 50.0 | 0.0 † |",
+		"| 1.000 | 0.500 † |",
+		"† every request of the run went over the window",
+		"| flat | `flat` | 50.0 |",
+		"| regions | `regions:coder` | 0.0 † |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -353,12 +353,16 @@ func writeMetricTable(b *bytes.Buffer, wt *WorkloadTable, name string) {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
+	marked := false
 	for _, p := range wt.Policies {
 		fmt.Fprintf(b, "| %s | `%s` |", PolicyLayout(p), mdEscape(p))
 		for _, w := range wt.Windows {
 			a := wt.Cells[p][w]
 			v, ok := a.Mean(name)
 			switch {
+			case ok && wt.overflows(p, w):
+				fmt.Fprintf(b, " %s %s |", formatValue(name, v), overMark)
+				marked = true
 			case ok:
 				fmt.Fprintf(b, " %s |", formatValue(name, v))
 			case a != nil && a.Failed == len(a.Runs):
@@ -370,7 +374,18 @@ func writeMetricTable(b *bytes.Buffer, wt *WorkloadTable, name string) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	if marked {
+		b.WriteString(overNote)
+	}
 }
+
+// overMark flags a number from a run whose every request went over the
+// window: a provider would have refused them all, so its cache hits, waste
+// and cost describe requests that were never served.
+const (
+	overMark = "†"
+	overNote = overMark + " every request of the run went over the window; a provider would refuse them all, so the number describes requests never served.\n\n"
+)
 
 func writeFailures(b *bytes.Buffer, wt *WorkloadTable) {
 	var rows []*Record
@@ -426,6 +441,7 @@ func writeHeadline(b *bytes.Buffer, t *Table) {
 		b.WriteString("---:|---:|")
 	}
 	b.WriteString("\n")
+	marked := false
 	for i := range t.Workloads {
 		wt := &t.Workloads[i]
 		var flat, regions string
@@ -450,7 +466,11 @@ func writeHeadline(b *bytes.Buffer, t *Table) {
 				}
 				for _, p := range []string{flat, regions} {
 					if v, ok := wt.at(p, w, m); ok && p != "" {
-						fmt.Fprintf(b, " %s |", formatValue(m, v))
+						mark := ""
+						if wt.overflows(p, w) {
+							mark, marked = " "+overMark, true
+						}
+						fmt.Fprintf(b, " %s%s |", formatValue(m, v), mark)
 					} else {
 						b.WriteString(" – |")
 					}
@@ -458,6 +478,9 @@ func writeHeadline(b *bytes.Buffer, t *Table) {
 			}
 			b.WriteString("\n")
 		}
+	}
+	if marked {
+		b.WriteString("\n" + strings.TrimSuffix(overNote, "\n"))
 	}
 }
 
