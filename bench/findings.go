@@ -197,17 +197,41 @@ func recallFinding(wt *WorkloadTable, metric string, flat, regions []string) str
 		FormatWindow(wt.Windows[si]), label, formatValue(metric, rv), rp, formatValue(metric, fv), fp)
 	switch {
 	case rv > fv+0.05:
-		catch := 0
+		// Recall need not grow with the window: "needs W" must mean from W
+		// up, so find where the best flat policy first reaches the region
+		// layout, where it first falls back after that, and from where it
+		// stays as good.
+		reach, fall, from := 0, 0, 0
 		for _, w := range wt.Windows[si+1:] {
-			if _, v, ok := best(wt, metric, w, flat, true); ok && v >= rv-0.05 {
-				catch = w
-				break
+			_, v, ok := best(wt, metric, w, flat, true)
+			if !ok {
+				continue
+			}
+			if v >= rv-0.05 {
+				if reach == 0 {
+					reach = w
+				}
+				if from == 0 {
+					from = w
+				}
+			} else {
+				if reach != 0 && fall == 0 {
+					fall = w
+				}
+				from = 0
 			}
 		}
-		if catch != 0 {
-			s += fmt.Sprintf("; a flat list needs %s to do as well", FormatWindow(catch))
-		} else {
+		switch {
+		case reach == 0:
 			s += "; no flat policy does as well at any window of the grid"
+		case from == reach:
+			s += fmt.Sprintf("; a flat list needs %s to do as well", FormatWindow(from))
+		case from != 0:
+			s += fmt.Sprintf("; a flat list does as well only from %s up (it reaches it at %s but falls back at %s)",
+				FormatWindow(from), FormatWindow(reach), FormatWindow(fall))
+		default:
+			s += fmt.Sprintf("; no flat policy stays as good up to the largest window (one reaches it at %s but falls back at %s)",
+				FormatWindow(reach), FormatWindow(fall))
 		}
 	case fv > rv+0.05:
 		s += "; here the flat list recalls more"

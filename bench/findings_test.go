@@ -146,3 +146,38 @@ func TestHeadlineMarksOverflow(t *testing.T) {
 		}
 	}
 }
+
+func TestRecallCatchUpIsWhereFlatStays(t *testing.T) {
+	m := func(recall float64) map[string]float64 {
+		return map[string]float64{"fact_recall_pct": recall, "requests": 4, "over_window_requests": 0}
+	}
+	tests := []struct {
+		name      string
+		flat      map[int]float64
+		want      string
+		forbidden string
+	}{
+		{"monotonic", map[int]float64{8000: 20, 16000: 40, 32000: 60, 64000: 80},
+			"; a flat list needs 32K to do as well.", ""},
+		{"reaches, falls back, recovers", map[int]float64{8000: 20, 16000: 55, 32000: 40, 64000: 80},
+			"; a flat list does as well only from 64K up (it reaches it at 16K but falls back at 32K).", "needs 16K"},
+		{"reaches, then falls back for good", map[int]float64{8000: 20, 16000: 55, 32000: 40, 64000: 45},
+			"; no flat policy stays as good up to the largest window (one reaches it at 16K but falls back at 32K).", "needs 16K"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cells := map[string]map[int]map[string]float64{"flat": {}, "regions:coder": {}}
+			for w, v := range tc.flat {
+				cells["flat"][w] = m(v)
+				cells["regions:coder"][w] = m(50)
+			}
+			got := strings.Join(Findings(handTable(t, cells)), "\n")
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("findings lack %q:\n%s", tc.want, got)
+			}
+			if tc.forbidden != "" && strings.Contains(got, tc.forbidden) {
+				t.Errorf("findings say %q:\n%s", tc.forbidden, got)
+			}
+		})
+	}
+}
