@@ -105,8 +105,12 @@ func taskFinding(wt *WorkloadTable, pols []string) string {
 // overflows reports whether every request of the cell went over the window.
 // A provider refuses such requests, so the cell's prefix stability, cache
 // hits, waste and cost describe requests that were never served: a
-// comparison must not cite them.
+// comparison must not cite them. References are exempt: unbounded and
+// as-recorded ignore the window by design.
 func (wt *WorkloadTable) overflows(p string, window int) bool {
+	if PolicyLayout(p) == LayoutReference {
+		return false
+	}
 	n, ok1 := wt.at(p, window, "requests")
 	over, ok2 := wt.at(p, window, "over_window_requests")
 	return ok1 && ok2 && n > 0 && over >= n
