@@ -26,6 +26,7 @@ func Findings(wt *WorkloadTable) []string {
 	}
 	add(taskFinding(wt, append(append([]string(nil), flat...), regions...)))
 	add(overflowFinding(wt, append(append([]string(nil), flat...), regions...)))
+	add(partialOverflowFinding(wt, append(append([]string(nil), flat...), regions...)))
 	rm := wt.recallMetric()
 	if !wt.has(rm) && (len(flat) > 0 || len(regions) > 0) {
 		// Say so rather than leave the reader to wonder why recall is missing.
@@ -143,6 +144,29 @@ func overflowFinding(wt *WorkloadTable, pols []string) string {
 		return ""
 	}
 	return strings.Join(parts, "; ") + " (a provider would refuse them all), so the comparisons below leave those cells out."
+}
+
+// partialOverflowFinding names the cells where some, not all, requests went
+// over the window: their numbers stand, but count refused requests as served.
+func partialOverflowFinding(wt *WorkloadTable, pols []string) string {
+	var parts []string
+	for _, p := range pols {
+		var ws []string
+		for _, w := range wt.Windows {
+			n, ok1 := wt.at(p, w, "requests")
+			over, ok2 := wt.at(p, w, "over_window_requests")
+			if ok1 && ok2 && over > 0 && over < n {
+				ws = append(ws, fmt.Sprintf("%s (%.0f%%)", FormatWindow(w), 100*over/n))
+			}
+		}
+		if len(ws) > 0 {
+			parts = append(parts, fmt.Sprintf("`%s` at %s", p, strings.Join(ws, ", ")))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Some requests go over the window (a provider would refuse those) with " + strings.Join(parts, "; ") + "; the numbers count them as served."
 }
 
 // commonWindows returns the windows at which both a and b have a number of

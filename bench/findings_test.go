@@ -183,3 +183,22 @@ func TestRecallCatchUpIsWhereFlatStays(t *testing.T) {
 		})
 	}
 }
+
+func TestFindingsNamePartialOverflow(t *testing.T) {
+	m := func(over float64) map[string]float64 {
+		return map[string]float64{"task_retained_pct": 100, "prefix_stability_pct": 50, "requests": 10, "over_window_requests": over}
+	}
+	wt := handTable(t, map[string]map[int]map[string]float64{
+		"flat":          {8000: m(3), 32000: m(1), 64000: m(0)},
+		"regions:coder": {8000: m(0), 32000: m(0), 64000: m(0)},
+		"unbounded":     {8000: m(5), 32000: m(5), 64000: m(5)},
+	})
+	got := strings.Join(Findings(wt), "\n")
+	want := "Some requests go over the window (a provider would refuse those) with `flat` at 8K (30%), 32K (10%); the numbers count them as served."
+	if !strings.Contains(got, want) {
+		t.Errorf("findings lack %q:\n%s", want, got)
+	}
+	if strings.Contains(got, "`regions:coder` at 8K") || strings.Contains(got, "unbounded` at") {
+		t.Errorf("findings name a policy that fits or a reference:\n%s", got)
+	}
+}
