@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ctxsim/ctxsim/blueprints"
 	"github.com/ctxsim/ctxsim/engine"
@@ -49,16 +50,34 @@ type regionPolicy struct {
 	chunk  map[string]*Block      // per region: its last system block converted
 }
 
+// parsedBlueprint is an embedded blueprint parsed once.
+type parsedBlueprint struct {
+	once sync.Once
+	bp   *engine.Blueprint
+	err  error
+}
+
+// embedded holds the embedded blueprints by name, each parsed on first use:
+// parsing was a thirtieth of a 10,000-event run, and a sweep starts a run per
+// cell. The engine only reads a blueprint after parsing it (its Resolved and
+// WithBudgets copy), so runs on several goroutines can share one.
+var embedded sync.Map // name -> *parsedBlueprint
+
 // loadBlueprint reads regions:<arg>: an embedded blueprint name, or a path.
 func loadBlueprint(arg string) (*engine.Blueprint, string, error) {
 	for _, n := range blueprints.Names() {
 		if n == arg {
-			data, err := blueprints.Source(n)
-			if err != nil {
-				return nil, "", err
-			}
-			bp, err := engine.ParseBlueprint(n+".leviath", data, "")
-			return bp, "", err
+			v, _ := embedded.LoadOrStore(n, &parsedBlueprint{})
+			pb := v.(*parsedBlueprint)
+			pb.once.Do(func() {
+				data, err := blueprints.Source(n)
+				if err != nil {
+					pb.err = err
+					return
+				}
+				pb.bp, pb.err = engine.ParseBlueprint(n+".leviath", data, "")
+			})
+			return pb.bp, "", pb.err
 		}
 	}
 	if _, err := os.Stat(arg); err != nil {
