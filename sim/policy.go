@@ -36,6 +36,35 @@ type env struct {
 	sumIn         int // summariser input tokens
 	sumOut        int // summariser output tokens
 	warnings      []string
+
+	// Blocks and content stats are allocated a slab at a time: a run keeps
+	// every block it makes (content stats list them), so a slab frees no
+	// later than its blocks would, and the allocator runs once per slab.
+	blockSlab []Block
+	statSlab  []contentStat
+}
+
+// slabLen is how many blocks or content stats a slab holds.
+const slabLen = 64
+
+// allocBlock returns a zero block from the current slab.
+func (e *env) allocBlock() *Block {
+	if len(e.blockSlab) == 0 {
+		e.blockSlab = make([]Block, slabLen)
+	}
+	b := &e.blockSlab[0]
+	e.blockSlab = e.blockSlab[1:]
+	return b
+}
+
+// allocStat returns a zero content stat from the current slab.
+func (e *env) allocStat() *contentStat {
+	if len(e.statSlab) == 0 {
+		e.statSlab = make([]contentStat, slabLen)
+	}
+	st := &e.statSlab[0]
+	e.statSlab = e.statSlab[1:]
+	return st
 }
 
 // newBlock makes a block, counting its tokens once.
@@ -55,7 +84,8 @@ func (e *env) newBlockHashed(kind BlockKind, id, text string, size int, facts []
 // newBlockCounted is newBlockHashed for content whose tokens are counted
 // already.
 func (e *env) newBlockCounted(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64, tokens int) *Block {
-	b := &Block{ID: id, Kind: kind, Text: text, Size: size, since: -1, nextUse: -1,
+	b := e.allocBlock()
+	*b = Block{ID: id, Kind: kind, Text: text, Size: size, since: -1, nextUse: -1,
 		exempt: kind == BlockTask || kind == BlockSystem, Refetched: e.refetching}
 	if len(facts) > 0 {
 		b.Facts = append([]trace.Fact(nil), facts...)
@@ -65,7 +95,8 @@ func (e *env) newBlockCounted(kind BlockKind, id, text string, size int, facts [
 	st, known := e.content[id]
 	if !known {
 		e.arrived += int64(b.Tokens)
-		st = &contentStat{arrivedAt: e.arrived}
+		st = e.allocStat()
+		st.arrivedAt = e.arrived
 		e.content[id] = st
 	}
 	if !b.Refetched {
