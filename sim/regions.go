@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/ctxsim/ctxsim/blueprints"
 	"github.com/ctxsim/ctxsim/engine"
@@ -48,6 +49,7 @@ type regionPolicy struct {
 	occ    []engine.RegionUsage   // reused by every request
 	grown  map[string]*grownCount // per region: its last system block counted
 	chunk  map[string]*Block      // per region: its last system block converted
+	arena  textArena              // bytes of converted blocks' ids and tool-use texts
 }
 
 // parsedBlueprint is an embedded blueprint parsed once.
@@ -273,7 +275,7 @@ func blockKey(eb *engine.Block) uint64 {
 // convert makes the simulator block of an engine block.
 func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	kind := BlockRegion
-	id := regionBlockID(eb.Region, eb.Hash)
+	id := p.arena.regionBlockID(eb.Region, eb.Hash)
 	text := eb.Text
 	switch eb.Type {
 	case engine.BlockToolResult:
@@ -283,7 +285,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		}
 	case engine.BlockToolUse:
 		kind = BlockAssistant
-		text = toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
+		text = p.arena.toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
 	default:
 		switch eb.Role {
 		case engine.RoleUser:
@@ -419,23 +421,59 @@ func (p *regionPolicy) request() *Request {
 	return &p.req
 }
 
+// textArena hands out the bytes of the strings a conversion builds (block
+// ids, tool-use texts) from a shared buffer, so that each is not its own
+// allocation (they were a fifth of a run's allocations). Bytes handed out
+// are never written again; the strings live as long as the run's blocks.
+type textArena struct{ buf []byte }
+
+// room returns an empty slice to append at most n bytes to in place.
+func (a *textArena) room(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(4096, n))
+	}
+	return a.buf[len(a.buf):len(a.buf)]
+}
+
+// finish makes the string of b, built by appending to room's result. If b
+// outgrew the room it is a fresh array of its own, which serves as well.
+func (a *textArena) finish(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if n := len(a.buf); cap(a.buf)-n >= len(b) && unsafe.SliceData(b) == unsafe.SliceData(a.buf[n:n+1]) {
+		a.buf = a.buf[:n+len(b)]
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // regionBlockID is "region#hash" (the hash as 16 hex digits): built by hand,
 // as fmt was a tenth of converting blocks.
 func regionBlockID(region string, hash uint64) string {
-	b := make([]byte, 0, len(region)+17)
+	var a textArena
+	return a.regionBlockID(region, hash)
+}
+
+func (a *textArena) regionBlockID(region string, hash uint64) string {
+	b := a.room(len(region) + 17)
 	b = append(b, region...)
 	b = append(b, '#')
 	const digits = "0123456789abcdef"
 	for shift := 60; shift >= 0; shift -= 4 {
 		b = append(b, digits[hash>>uint(shift)&15])
 	}
-	return string(b)
+	return a.finish(b)
 }
 
 // toolUseText renders a tool call as <tool_use id="…" name="…">args</tool_use>
 // (id and name Go-quoted).
 func toolUseText(id, name string, args []byte) string {
-	b := make([]byte, 0, len(id)+len(name)+len(args)+40)
+	var a textArena
+	return a.toolUseText(id, name, args)
+}
+
+func (a *textArena) toolUseText(id, name string, args []byte) string {
+	b := a.room(len(id) + len(name) + len(args) + 40)
 	b = append(b, "<tool_use id="...)
 	b = strconv.AppendQuote(b, id)
 	b = append(b, " name="...)
@@ -443,5 +481,5 @@ func toolUseText(id, name string, args []byte) string {
 	b = append(b, '>')
 	b = append(b, args...)
 	b = append(b, "</tool_use>"...)
-	return string(b)
+	return a.finish(b)
 }
