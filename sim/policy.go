@@ -64,6 +64,7 @@ func (e *env) allocStat() *contentStat {
 	}
 	st := &e.statSlab[0]
 	e.statSlab = e.statSlab[1:]
+	st.blocks = st.first[:0]
 	return st
 }
 

@@ -50,6 +50,7 @@ type regionPolicy struct {
 	grown  map[string]*grownCount // per region: its last system block counted
 	chunk  map[string]*Block      // per region: its last system block converted
 	arena  textArena              // bytes of converted blocks' ids and tool-use texts
+	calls  []engine.ToolCall      // reused by every assistant turn
 }
 
 // parsedBlueprint is an embedded blueprint parsed once.
@@ -208,7 +209,9 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		if !p.start() {
 			return
 		}
-		calls := make([]engine.ToolCall, len(ev.ToolCalls))
+		// The engine copies the calls it keeps, so one slice serves every turn.
+		calls := slices.Grow(p.calls[:0], len(ev.ToolCalls))[:len(ev.ToolCalls)]
+		p.calls = calls
 		for i, c := range ev.ToolCalls {
 			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
 			if p.env.refetching {

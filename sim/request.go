@@ -169,8 +169,9 @@ type RegionTokens struct {
 
 // contentStat is what the meters know of one content id.
 type contentStat struct {
-	arrivedAt int64    // env.arrived when the content first entered the context
-	blocks    []*Block // the blocks that carried it first-hand (not refetched copies)
+	arrivedAt int64     // env.arrived when the content first entered the context
+	blocks    []*Block  // the blocks that carried it first-hand (not refetched copies)
+	first     [1]*Block // blocks' first backing array: most content has one block
 }
 
 func hashContent(kind BlockKind, id, text string, size int) uint64 {
