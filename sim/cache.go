@@ -106,6 +106,7 @@ type anthropicCache struct {
 	// Dropped counts breakpoints beyond the fourth (the API would refuse the
 	// request; the simulator keeps the last four).
 	Dropped int
+	slab    []antEntry // entries are allocated 64 at a time
 }
 
 type antEntry struct {
@@ -173,7 +174,13 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		if e, ok := c.entries[key]; ok && e.expires >= now {
 			e.expires = now + e.ttl
 		} else {
-			c.entries[key] = &antEntry{expires: now + ttl, ttl: ttl}
+			if len(c.slab) == 0 {
+				c.slab = make([]antEntry, 64)
+			}
+			e := &c.slab[0]
+			c.slab = c.slab[1:]
+			*e = antEntry{expires: now + ttl, ttl: ttl}
+			c.entries[key] = e
 		}
 		if m.TTL == "1h" && m.Index > b1h {
 			b1h = m.Index

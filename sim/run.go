@@ -364,8 +364,9 @@ type runner struct {
 	lastInf int // position of the last inference
 	refetch int
 
-	tools   map[string]*trace.Event // tool results by id, for refetch
-	pending []pendingProbe
+	tools    map[string]*trace.Event // tool results by id, for refetch
+	toolSlab []trace.Event           // backing for tools' copies
+	pending  []pendingProbe
 }
 
 // dueTime is when an event happens in virtual time: tool results after their
@@ -408,9 +409,15 @@ func (r *runner) apply(ev *trace.Event, due float64) {
 		r.pending = append(r.pending, pendingProbe{probe: *ev.Probe, depth: depth})
 		return
 	case trace.KindToolResult:
-		cp := *ev
+		// The run keeps every tool result: copies come from a slab.
+		if len(r.toolSlab) == 0 {
+			r.toolSlab = make([]trace.Event, 64)
+		}
+		cp := &r.toolSlab[0]
+		r.toolSlab = r.toolSlab[1:]
+		*cp = *ev
 		cp.Latency = due - r.anchor
-		r.tools[ev.ID] = &cp
+		r.tools[ev.ID] = cp
 	}
 	r.pol.observe(ev)
 }
