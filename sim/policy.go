@@ -496,11 +496,18 @@ func (g *grownCount) count(tok Tokenizer, text string) int {
 // fillerRun is the length of the run of fillerByte that starts s: compared a
 // chunk at a time (a memequal), since stand-ins are kilobytes of it.
 func fillerRun(s string) int {
-	n := 0
-	for len(s)-n >= 64 && s[n:n+64] == filler[:64] {
-		n += 64
-		for len(s)-n >= len(filler) && s[n:n+len(filler)] == filler {
-			n += len(filler)
+	// Gallop: compare doubling spans (up to all of filler) while they match,
+	// then halving ones, so that a run of r bytes takes about 2·log2(r/64)
+	// comparisons instead of r/64.
+	n, step := 0, 64
+	for len(s)-n >= step && s[n:n+step] == filler[:step] {
+		n += step
+		step = min(2*step, len(filler))
+	}
+	for step > 64 {
+		step /= 2
+		if len(s)-n >= step && s[n:n+step] == filler[:step] {
+			n += step
 		}
 	}
 	for n < len(s) && s[n] == fillerByte[0] {

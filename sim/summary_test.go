@@ -126,7 +126,7 @@ func TestSummarizeIsTheEnginesSummariser(t *testing.T) {
 }
 
 func TestFillerRun(t *testing.T) {
-	for _, n := range []int{0, 1, 63, 64, 65, 4095, 4096, 4097, 9000} {
+	for _, n := range []int{0, 1, 63, 64, 65, 127, 128, 191, 1000, 4095, 4096, 4097, 8191, 8192, 9000, 12289, 20000} {
 		for _, tail := range []string{"", "x", "~x~"} {
 			s := strings.Repeat("~", n) + tail
 			want := n
