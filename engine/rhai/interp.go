@@ -1778,7 +1778,7 @@ func intOp(p Pos, op opCode, a, b int64) (Value, error) {
 		if b < 0 { // a negative count shifts the other way
 			b, right = -b, !right
 		}
-		if b >= 64 {
+		if b >= 64 || b < 0 { // b < 0: the count was i64::MIN, whose negation overflows
 			return Value{}, errAt(p, "shift by too many bits: %d %s %d", a, op, b)
 		}
 		if right {

@@ -197,6 +197,7 @@ func TestOperators(t *testing.T) {
 		{name: "negative shift counts go the other way", src: "[1 << -2, 16 >> -2, -16 >> 2, -16 << -2]", want: "[0, 64, -4, -4]"},
 		{name: "shift by 64 bits", src: "1 << 64", err: "shift by too many bits: 1 << 64"},
 		{name: "negative shift by 64 bits", src: "1 >> -64", err: "shift by too many bits: 1 >> 64"},
+		{name: "shift by i64::MIN", src: "1 << (-9223372036854775807 - 1)", err: "shift by too many bits"},
 		{name: "non-short-circuit bool ops", src: "[true & false, true | false, true ^ true]", want: "[false, true, false]"},
 		{name: "string concat", src: `"a" + "b" + 1 + 'c' + 2.5 + true`, want: `"ab1c2.5true"`},
 		{name: "anything plus string", src: `1 + "x"`, want: `"1x"`},
