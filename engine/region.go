@@ -351,7 +351,7 @@ func (c *Context) foldOldest(r *region, n int) {
 		c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: in, Entries: len(gone), Message: "strategy compact: summariser failed, entries dropped"})
 		return
 	}
-	se := c.newEntry(EntryText, sum)
+	se := c.summaryEntry(sum)
 	c.stampEntry(se)
 	r.entries = append([]*entry{se}, r.entries...)
 	r.lastStamp = max(r.lastStamp, se.stamp)

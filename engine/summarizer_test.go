@@ -39,6 +39,8 @@ func TestLineScoreMatchesDefinition(t *testing.T) {
 		"naïve_café Über ÄrgerX ß/ü.go ١٢٣ x\u3000Ab\u2028c_d",
 		"FİX the ERROR", "\u212aey",
 		"e\u0301rror: fail…", "\xff\xfe error",
+		"~~~~~~~~~~x_y", "-----------Abc", "===========/a.go", "~~~~~~~~~~~~~.", "#########\u212aey error",
+		"~~~~~~~~~~~~ ok", "~~~~~~~~~~~~\xffA", "%%%%%%%%%%%%9", "~~~~~xy",
 	}
 	for i, l := range lines {
 		t.Run(fmt.Sprintf("%d:%.20q", i, l), func(t *testing.T) {
