@@ -155,7 +155,14 @@ type rendered struct {
 	msgStarts []int
 }
 
+// sysGroup is one region's system blocks, sorted by tier then hint.
+type sysGroup struct {
+	tier, prio int
+	blocks     []Block
+}
+
 type assembler struct {
+	groups        []sysGroup // reused by every request
 	orderChanged  bool
 	sysKey        []uint64
 	msgKey        []uint64
@@ -209,11 +216,7 @@ func (c *Context) Assemble() *Request {
 	if sysDirty {
 		// Every block of a region shares its tier and hint, so sorting the
 		// regions (few) instead of the blocks (many) gives the same stable order.
-		type group struct {
-			tier, prio int
-			blocks     []Block
-		}
-		var groups []group
+		groups := a.groups[:0]
 		n := 0
 		for _, r := range c.regions {
 			if r.hidden || r.kind == KindSlidingWindow {
@@ -231,10 +234,10 @@ func (c *Context) Assemble() *Request {
 			if len(bs) == 0 {
 				continue
 			}
-			groups = append(groups, group{volTier(&bs[0]), bs[0].Cache.priority(), bs})
+			groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs})
 			n += len(bs)
 		}
-		slices.SortStableFunc(groups, func(x, y group) int {
+		slices.SortStableFunc(groups, func(x, y sysGroup) int {
 			if x.tier != y.tier {
 				return x.tier - y.tier
 			}
@@ -244,6 +247,8 @@ func (c *Context) Assemble() *Request {
 		for _, g := range groups {
 			blocks = append(blocks, g.blocks...)
 		}
+		clear(groups) // holds no blocks between requests
+		a.groups = groups
 		c.watchStable(a.system, blocks)
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		a.sysKey, sysKey = sysKey, a.sysKey
@@ -419,25 +424,30 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 			msgs[idx] = m
 		}
 	}
-	out := msgs[:0]
-	for _, m := range msgs {
+	// Messages are moved down only once one is dropped: copying each onto
+	// itself would cost a write barrier per message for nothing.
+	n := 0
+	hasUser := false
+	for i := range msgs {
+		m := &msgs[i]
 		empty := true
 		for j := range m.Blocks {
 			if b := &m.Blocks[j]; b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
 				empty = false
+				break
 			}
 		}
-		if !empty {
-			out = append(out, m)
+		if empty {
+			continue
 		}
-	}
-	msgs = out
-	hasUser := false
-	for _, m := range msgs {
-		if m.Role == RoleUser {
-			hasUser = true
+		hasUser = hasUser || m.Role == RoleUser
+		if n != i {
+			msgs[n] = *m
 		}
+		n++
 	}
+	clear(msgs[n:])
+	msgs = msgs[:n]
 	if !hasUser {
 		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
 	}
@@ -884,7 +894,11 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 		}
 		if e.kind == EntryToolResult {
 			if len(pending) == 0 {
+				// One result's blocks serve as they are (capped, so that
+				// a second result is appended to a copy).
 				pendingFrom = i
+				pending = e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
+				continue
 			}
 			pending = append(pending, e.msg.Blocks...)
 			continue
