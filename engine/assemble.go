@@ -151,8 +151,21 @@ type rendered struct {
 	// Grows regions: the last chunk is text, hashed up to hashed bytes, with
 	// headTokens for its heading and tailSum for its entries.
 	hashed, headTokens, tailSum int
-	// Sliding windows: the first entry of each message in msgs.
+	// Sliding windows: the first entry of each message in msgs, and what
+	// finishMessages needs to know of msgs, kept as they are built.
 	msgStarts []int
+	msgInfo   []msgInfo
+}
+
+// msgInfo sums a sliding window's messages up to and including one, so
+// that a request whose messages need no stripping nor dropping is finished
+// without walking them all (finishPaired).
+type msgInfo struct {
+	tokens, users int
+	// Messages that stripOrphans or the dropping of empty messages would
+	// change: no blocks, empty, or not paired with the message before.
+	bad           int
+	uses, results bool // this message holds tool_use / tool_result blocks
 }
 
 // sysGroup is one region's system blocks, sorted by tier then hint.
@@ -266,12 +279,31 @@ func (c *Context) Assemble() *Request {
 			}
 		}
 		msgs := append(make([]Message, 0, n), preamble...)
+		// The windows' sums say whether finishMessages would strip or drop
+		// anything; the seams between windows are checked here.
+		tokens, users, bad := 0, 0, len(preamble)
+		var last *Message
+		var lastInfo msgInfo
 		for _, r := range c.regions {
-			if !r.hidden && r.kind == KindSlidingWindow {
-				msgs = append(msgs, r.rend.msgs...)
+			if !r.hidden && r.kind == KindSlidingWindow && len(r.rend.msgs) > 0 {
+				rd := &r.rend
+				msgs = append(msgs, rd.msgs...)
+				end := rd.msgInfo[len(rd.msgInfo)-1]
+				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
+				if last == nil && rd.msgInfo[0].results || last != nil && !pairOK(last, &rd.msgs[0]) {
+					bad++
+				}
+				last, lastInfo = &rd.msgs[len(rd.msgs)-1], end
 			}
 		}
-		a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
+		if lastInfo.uses {
+			bad++
+		}
+		if bad == 0 {
+			a.msgs, a.msgTokens = a.finishPaired(msgs, sysChanged, tokens, users > 0)
+		} else {
+			a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
+		}
 		a.msgKey, msgKey = msgKey, a.msgKey
 		a.msgSysChgd = sysChanged
 	}
@@ -409,21 +441,7 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	if !pairedLocally(msgs) {
 		msgs = a.stripOrphans(msgs)
 	}
-	if !sysChanged {
-		idx := -1
-		if len(msgs) >= 5 {
-			idx = len(msgs) - 4
-		} else if len(msgs) >= 2 {
-			idx = 0
-		}
-		if idx >= 0 {
-			m := msgs[idx]
-			m.Breakpoint = true
-			m.Blocks = append([]Block(nil), m.Blocks...)
-			m.Blocks[len(m.Blocks)-1].Breakpoint = true
-			msgs[idx] = m
-		}
-	}
+	markMessageBreakpoint(msgs, sysChanged)
 	// Messages are moved down only once one is dropped: copying each onto
 	// itself would cost a write barrier per message for nothing.
 	n := 0
@@ -459,6 +477,58 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 		tokens += m.Tokens()
 	}
 	return msgs, tokens
+}
+
+// finishPaired is finishMessages for messages that are paired locally and
+// none empty, holding tokens in all: nothing is stripped nor dropped.
+func (a *assembler) finishPaired(msgs []Message, sysChanged bool, tokens int, hasUser bool) ([]Message, int) {
+	markMessageBreakpoint(msgs, sysChanged)
+	if !hasUser {
+		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	if msgs[len(msgs)-1].Role == RoleAssistant {
+		msgs = append(msgs, textMessage(RoleUser, "", "Continue."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	return msgs, tokens
+}
+
+// markMessageBreakpoint flags the message breakpoint, on a copy of the
+// message's blocks, unless the system blocks changed.
+func markMessageBreakpoint(msgs []Message, sysChanged bool) {
+	if sysChanged {
+		return
+	}
+	idx := -1
+	if len(msgs) >= 5 {
+		idx = len(msgs) - 4
+	} else if len(msgs) >= 2 {
+		idx = 0
+	}
+	if idx >= 0 {
+		m := msgs[idx]
+		m.Breakpoint = true
+		m.Blocks = append([]Block(nil), m.Blocks...)
+		m.Blocks[len(m.Blocks)-1].Breakpoint = true
+		msgs[idx] = m
+	}
+}
+
+// pairOK reports whether every tool_use of a has its result in b and every
+// tool_result of b its call in a (pairedLocally, for one pair of messages).
+func pairOK(a, b *Message) bool {
+	for j := range a.Blocks {
+		if u := &a.Blocks[j]; u.Type == BlockToolUse && !holdsTool(b, BlockToolResult, u.ToolCallID) {
+			return false
+		}
+	}
+	for j := range b.Blocks {
+		if r := &b.Blocks[j]; r.Type == BlockToolResult && !holdsTool(a, BlockToolUse, r.ToolCallID) {
+			return false
+		}
+	}
+	return true
 }
 
 // pairedLocally reports whether every message has blocks, every tool_use
@@ -909,6 +979,32 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	}
 	flush()
 	rd.msgStarts, rd.count = starts, len(r.entries)
+	// Sums from the first message built (or all, if they were not kept).
+	info := rd.msgInfo[:min(k, len(rd.msgInfo))]
+	for i := len(info); i < len(out); i++ {
+		m := &out[i]
+		var x msgInfo
+		if i > 0 {
+			x = info[i-1]
+		}
+		x.tokens += m.Tokens()
+		if m.Role == RoleUser {
+			x.users++
+		}
+		x.uses, x.results = false, false
+		empty := true
+		for j := range m.Blocks {
+			b := &m.Blocks[j]
+			x.uses = x.uses || b.Type == BlockToolUse
+			x.results = x.results || b.Type == BlockToolResult
+			empty = empty && b.Type == BlockText && strings.TrimSpace(b.Text) == ""
+		}
+		if empty || i > 0 && !pairOK(&out[i-1], m) {
+			x.bad++ // no blocks is empty too
+		}
+		info = append(info, x)
+	}
+	rd.msgInfo = info
 	return out
 }
 
