@@ -407,18 +407,19 @@ func markRecentlyChanged(blocks []Block) {
 // at least 1,024 tokens of prefix).
 func markSystemBreakpoints(blocks []Block) {
 	const minPrefix, maxMarks = 1024, 2
-	cand := make([]bool, len(blocks))
+	// cand: a candidate block, given the tokens up to and including it.
+	cand := func(b *Block, cum int) bool {
+		return b.Volatility != VolatilityRewritten && b.Cache != CacheNever && cum >= minPrefix
+	}
 	stableUpTo := -1
 	cum := 0
 	allStable := true
 	for i := range blocks {
 		cum += blocks[i].Tokens
-		ok := blocks[i].Volatility != VolatilityRewritten && blocks[i].Cache != CacheNever && cum >= minPrefix
-		cand[i] = ok
 		if blocks[i].Volatility != VolatilityStable || blocks[i].Cache == CacheNever {
 			allStable = false
 		}
-		if allStable && ok {
+		if allStable && cand(&blocks[i], cum) {
 			stableUpTo = i
 		}
 	}
@@ -427,11 +428,13 @@ func markSystemBreakpoints(blocks []Block) {
 		blocks[stableUpTo].Breakpoint = true
 		marks++
 	}
+	// Backwards, cum is taken down block by block rather than kept per block.
 	for i := len(blocks) - 1; i >= 0 && marks < maxMarks; i-- {
-		if cand[i] && !blocks[i].Breakpoint {
+		if cand(&blocks[i], cum) && !blocks[i].Breakpoint {
 			blocks[i].Breakpoint = true
 			marks++
 		}
+		cum -= blocks[i].Tokens
 	}
 }
 
@@ -1014,41 +1017,60 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 	}
 	switch e.kind {
 	case EntryUser:
-		return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, e.content, e.tokens)}}
+		return oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
 	case EntryAssistant:
-		m := &Message{Role: RoleAssistant}
 		callTokens := 0
-		var uses []Block
+		for i := range e.calls {
+			if i < len(e.callTok) {
+				callTokens += e.callTok[i]
+			}
+		}
+		text := len(e.calls) == 0 || e.content != ""
+		n := len(e.calls)
+		if text {
+			n++
+		}
+		m := &Message{Role: RoleAssistant, Blocks: make([]Block, 0, n)}
+		if text {
+			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
+		}
 		for i, tc := range e.calls {
 			t := 0
 			if i < len(e.callTok) {
 				t = e.callTok[i]
 			}
-			callTokens += t
 			h := hashParts(tc.ID, tc.Name, string(tc.Args))
-			uses = append(uses, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
+			m.Blocks = append(m.Blocks, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
 		}
-		if len(e.calls) == 0 || e.content != "" {
-			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
-		}
-		m.Blocks = append(m.Blocks, uses...)
 		return m
 	case EntryToolResult:
-		b := blk(RoleUser, e.content, e.tokens)
-		b.Type, b.ToolCallID, b.ToolName, b.IsError = BlockToolResult, e.callID, e.tool, e.isError
-		b.Hash = hashParts(e.callID, e.content)
-		return &Message{Role: RoleUser, Blocks: []Block{b}}
+		return oneBlockMessage(RoleUser, Block{
+			Region: region, Role: RoleUser, Type: BlockToolResult, Text: e.content, Tokens: e.tokens,
+			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(e.callID, e.content),
+			ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
+		})
 	}
 	t := strings.TrimSpace(e.content)
 	switch {
 	case strings.HasPrefix(t, "Assistant: "):
 		rest := strings.TrimPrefix(t, "Assistant: ")
-		return &Message{Role: RoleAssistant, Blocks: []Block{blk(RoleAssistant, rest, e.tokens)}}
+		return oneBlockMessage(RoleAssistant, blk(RoleAssistant, rest, e.tokens))
 	case strings.HasPrefix(t, "User: "):
 		rest := strings.TrimPrefix(t, "User: ")
-		return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, rest, e.tokens)}}
+		return oneBlockMessage(RoleUser, blk(RoleUser, rest, e.tokens))
 	}
-	return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, e.content, e.tokens)}}
+	return oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
+}
+
+// oneBlockMessage makes a message of one block in one allocation (most
+// entries' messages are).
+func oneBlockMessage(role Role, b Block) *Message {
+	x := &struct {
+		m Message
+		b [1]Block
+	}{b: [1]Block{b}}
+	x.m = Message{Role: role, Blocks: x.b[:]}
+	return &x.m
 }
 
 // renderCustom runs a custom region's render hook on every assembly; a

@@ -218,7 +218,7 @@ func (c *Context) evict(target int) {
 				c.customOverflow(r, max(target-(w-c.total-c.shortfall), 0), true)
 			default:
 				for !met() && len(r.entries) > 0 {
-					c.evicted(r, r.removeOldest(), "window cascade")
+					c.evictOldest(r, "window cascade")
 				}
 			}
 			if met() {
@@ -254,7 +254,7 @@ func (c *Context) evict(target int) {
 		evicted := false
 		for _, r := range c.regions {
 			if (r.kind == KindTemporary || r.kind == KindCustom) && !exempt(r) && len(r.entries) > 0 {
-				c.evicted(r, r.removeOldest(), "window cascade")
+				c.evictOldest(r, "window cascade")
 				evicted = true
 				if met() {
 					return
