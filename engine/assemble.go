@@ -132,6 +132,11 @@ func (req *Request) WriteText(w io.Writer) error {
 // CacheChunkTokens is the size at which grows regions are cut into blocks.
 const CacheChunkTokens = 2048
 
+// chunkSlabBytes is the size of the buffers a grows region writes its
+// chunks into, one after another: a buffer per chunk cost an allocation
+// (and a fresh span) per chunk.
+const chunkSlabBytes = 64 << 10
+
 // maxSystemCacheRuns caps RecentlyChanged retagging (block_cache.rs).
 const maxSystemCacheRuns = 3
 
@@ -148,9 +153,10 @@ type rendered struct {
 	count  int    // entries in text
 	bodyAt int    // where the entries start in the one block's text; 0: not that shape
 	hash   hasher // XXH64 state after text
-	// Grows regions: the last chunk is text, hashed up to hashed bytes, with
-	// headTokens for its heading and tailSum for its entries.
-	hashed, headTokens, tailSum int
+	// Grows regions: the last chunk is text from at on (text is a slab
+	// that holds the chunks one after another), hashed up to hashed bytes
+	// of it, with headTokens for its heading and tailSum for its entries.
+	at, hashed, headTokens, tailSum int
 	// Sliding windows: the first entry of each message in msgs, and what
 	// finishMessages needs to know of msgs, kept as they are built.
 	msgStarts []int
@@ -728,10 +734,10 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			rd.text.Grow(size + size/4)
 			rd.text.WriteString(h)
 			rd.text.WriteString(old)
-			rd.count, rd.hash, rd.bodyAt, from = kept, newHasher(), len(h), 0
+			rd.count, rd.hash, rd.bodyAt, rd.at, from = kept, newHasher(), len(h), 0, 0
 			dirty = kept
 		}
-		if dirty <= 0 || dirty != rd.count || len(rd.blocks) != 1 || rd.count > len(r.entries) {
+		if dirty <= 0 || dirty != rd.count || len(rd.blocks) != 1 || rd.count > len(r.entries) || rd.at != 0 {
 			rd.text = strings.Builder{}
 			size := len(head(true)) + 2*len(r.entries)
 			for _, e := range r.entries {
@@ -740,7 +746,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			rd.text.Grow(size + size/4) // room to append before the next copy
 			h := head(true)
 			rd.text.WriteString(h)
-			rd.count, rd.hash, rd.bodyAt, from = 0, newHasher(), len(h), 0
+			rd.count, rd.hash, rd.bodyAt, rd.at, from = 0, newHasher(), len(h), 0, 0
 		}
 		for i := rd.count; i < len(r.entries); i++ {
 			if i > 0 {
@@ -788,13 +794,27 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		// requests hold stays as it was) instead of being built again.
 		end := rd.count
 		if rd.tailSum < CacheChunkTokens {
-			for end < len(r.entries) && rd.tailSum < CacheChunkTokens {
+			n, size, sum := end, 0, rd.tailSum
+			for n < len(r.entries) && sum < CacheChunkTokens {
+				size += 2 + len(r.entries[n].content)
+				sum += r.entries[n].tokens
+				n++
+			}
+			if rd.text.Cap()-rd.text.Len() < size {
+				// The slab is full: the open chunk moves to a new one
+				// (growing the Builder would copy the closed chunks too).
+				open := rd.text.String()[rd.at:]
+				rd.text = strings.Builder{}
+				rd.text.Grow(max(chunkSlabBytes, len(open)+size))
+				rd.text.WriteString(open)
+				rd.at = 0
+			}
+			for ; end < n; end++ {
 				rd.text.WriteString("\n\n")
 				rd.text.WriteString(r.entries[end].content)
-				rd.tailSum += r.entries[end].tokens
-				end++
 			}
-			text := rd.text.String()
+			rd.tailSum = sum
+			text := rd.text.String()[rd.at:]
 			rd.hash.WriteString(text[rd.hashed:])
 			rd.hashed = len(text)
 			rd.blocks[keep] = Block{
@@ -818,12 +838,17 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		}
 		h := head(start == 0)
 		size += len(h)
-		// A new Builder per chunk: earlier requests keep the old texts.
-		rd.text = strings.Builder{}
 		if end == len(r.entries) && sum < CacheChunkTokens {
 			size += CacheChunkTokens * 4 // room for the open last chunk to grow
 		}
-		rd.text.Grow(size)
+		// The chunk follows the last one in the slab (a Builder only
+		// appends, so the texts earlier requests hold stay as they were),
+		// or starts a new slab.
+		if rd.text.Cap()-rd.text.Len() < size {
+			rd.text = strings.Builder{}
+			rd.text.Grow(max(chunkSlabBytes, size))
+		}
+		rd.at = rd.text.Len()
 		rd.text.WriteString(h)
 		for i := start; i < end; i++ {
 			if i > start {
@@ -831,7 +856,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			}
 			rd.text.WriteString(r.entries[i].content)
 		}
-		text := rd.text.String()
+		text := rd.text.String()[rd.at:]
 		rd.hash = newHasher()
 		rd.hash.WriteString(text)
 		rd.hashed = len(text)
