@@ -71,13 +71,14 @@ type sumScratch struct {
 	lines  []sumLine
 	spans  []int32 // each entry's lines in lines, or -1: its own
 	groups [][]sumLine
-	seen   map[string]struct{}
-	runs   map[uint64]struct{} // seen's run lines, kept apart so long runs are not hashed
-	cands  []sumLine
-	order  []int32
-	keep   []bool
-	lower  []byte
-	ents   []*entry
+	// The lines seen: of one content (few), and of all the candidates (a
+	// set apart, as clearing a map costs its capacity).
+	scanSeen, seen seenSet
+	cands          []sumLine
+	order          []int32
+	keep           []bool
+	lower          []byte
+	ents           []*entry
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
@@ -86,8 +87,12 @@ type sumScratch struct {
 
 // newSumLine scores line (trimmed, not blank) as scanLines keeps it.
 func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCounter) sumLine {
+	scored := line
+	if run {
+		scored = line[:8] // as lineScore cuts it, without comparing it again
+	}
 	var s int
-	s, sc.lower = lineScore(line, sc.lower)
+	s, sc.lower = lineScore(scored, sc.lower)
 	l := sumLine{key: line, score: int32(s), cut: int32(len(line)), first: first, run: run}
 	if len(line) > 400 {
 		l.cut = int32(len(truncateUTF8(line, 400)))
@@ -103,34 +108,42 @@ func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCoun
 // isRun reports whether line is one byte repeated, longer than 8 bytes.
 func isRun(line string) bool { return len(line) > 8 && line[1:] == line[:len(line)-1] }
 
-// firstSight records line as seen and reports whether it was new: one map
-// write, not a look-up and then a write (lines can be kilobytes long).
-func (sc *sumScratch) firstSight(line string, run bool) bool {
-	if run {
-		if sc.runs == nil {
-			sc.runs = map[uint64]struct{}{}
-		}
-		n := len(sc.runs)
-		sc.runs[uint64(len(line))<<8|uint64(line[0])] = struct{}{}
-		return len(sc.runs) > n
-	}
-	if sc.seen == nil {
-		sc.seen = map[string]struct{}{}
-	}
-	n := len(sc.seen)
-	sc.seen[line] = struct{}{}
-	return len(sc.seen) > n
+// seenSet holds the lines seen so far, to drop repeats; run lines (one
+// byte repeated) are kept apart, by byte and length, so that long runs are
+// not hashed.
+type seenSet struct {
+	strs map[string]struct{}
+	runs map[uint64]struct{}
 }
 
-// forget empties the seen sets, so that they hold no content between calls.
-func (sc *sumScratch) forget() {
-	clear(sc.seen)
-	clear(sc.runs)
+// add records line as seen and reports whether it was new: one map write,
+// not a look-up and then a write (lines can be kilobytes long).
+func (s *seenSet) add(line string, run bool) bool {
+	if run {
+		if s.runs == nil {
+			s.runs = map[uint64]struct{}{}
+		}
+		n := len(s.runs)
+		s.runs[uint64(len(line))<<8|uint64(line[0])] = struct{}{}
+		return len(s.runs) > n
+	}
+	if s.strs == nil {
+		s.strs = map[string]struct{}{}
+	}
+	n := len(s.strs)
+	s.strs[line] = struct{}{}
+	return len(s.strs) > n
+}
+
+// reset empties the set, so that it holds no content between calls.
+func (s *seenSet) reset() {
+	clear(s.strs)
+	clear(s.runs)
 }
 
 // scanLines appends content's non-blank lines to out, scored.
 func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumLine) []sumLine {
-	defer sc.forget()
+	defer sc.scanSeen.reset()
 	first := true
 	rest := content
 	for rest != "" {
@@ -145,7 +158,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumL
 		// occurrence comes before it), so it is not scored; like a
 		// skipped repeat in pick, it leaves first as it was.
 		run := isRun(line)
-		if !sc.firstSight(line, run) {
+		if !sc.scanSeen.add(line, run) {
 			continue
 		}
 		out = append(out, sc.newSumLine(line, run, first, counter))
@@ -173,7 +186,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 			if l.first {
 				firstOfBlock = true
 			}
-			if !sc.firstSight(l.key, l.run) {
+			if !sc.seen.add(l.key, l.run) {
 				continue
 			}
 			if firstOfBlock {
@@ -184,22 +197,13 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 			cands = append(cands, l)
 		}
 	}
-	sc.forget()
+	sc.seen.reset()
 	sc.cands = cands
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
 	}
-	order := sc.order[:0]
-	for i := range cands {
-		order = append(order, int32(i))
-	}
+	order := sortByScore(sc.order[:0], cands)
 	sc.order = order
-	slices.SortFunc(order, func(a, b int32) int {
-		if sa, sb := cands[a].score, cands[b].score; sa != sb {
-			return int(sb - sa)
-		}
-		return int(a - b)
-	})
 	keep := slices.Grow(sc.keep[:0], len(cands))[:len(cands)]
 	clear(keep)
 	sc.keep = keep
@@ -247,12 +251,41 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 	return s, nil
 }
 
+// sortByScore appends the indices of cands to order, highest score first
+// and in their order among equal scores. Scores are small (lineScore's cap
+// plus the block-start bonus), so it counts rather than compares.
+func sortByScore(order []int32, cands []sumLine) []int32 {
+	const top = 12 + 4
+	var at [top + 2]int32 // where each score's indices start, highest first
+	for i := range cands {
+		s := cands[i].score
+		if s < 0 || s > top {
+			for i := range cands {
+				order = append(order, int32(i))
+			}
+			slices.SortStableFunc(order, func(a, b int32) int { return int(cands[b].score - cands[a].score) })
+			return order
+		}
+		at[top-s+1]++
+	}
+	for k := 1; k < len(at); k++ {
+		at[k] += at[k-1]
+	}
+	order = slices.Grow(order, len(cands))[:len(cands)]
+	for i := range cands {
+		k := top - cands[i].score
+		order[at[k]] = int32(i)
+		at[k]++
+	}
+	return order
+}
+
 // summaryLines are the lines of summary s (its header, then the kept
 // candidates' texts starting at at) as scanLines would scan them.
 func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCounter) []sumLine {
-	defer sc.forget()
+	defer sc.seen.reset()
 	lines := make([]sumLine, 0, 1+len(at))
-	sc.firstSight(header, false)
+	sc.seen.add(header, false)
 	lines = append(lines, sc.newSumLine(header, false, true, counter))
 	j := 0
 	for i := range sc.cands {
@@ -265,7 +298,9 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 		if int(c.cut) == len(c.key) {
 			// The line itself, scored when it was scanned; its key is
 			// taken from s, so that the entry it came from is not kept.
-			if sc.firstSight(c.key, c.run) {
+			// Candidates' keys differ, so it can only repeat the header
+			// or a cut line (which ends with "…").
+			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.run)) {
 				l := *c
 				if l.bonus {
 					l.score -= 4
@@ -277,7 +312,7 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 		}
 		text := s[from : from+int(c.cut)+len("…")]
 		run := isRun(text)
-		if sc.firstSight(text, run) {
+		if sc.seen.add(text, run) {
 			lines = append(lines, sc.newSumLine(text, run, false, counter))
 		}
 	}
