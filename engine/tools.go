@@ -247,6 +247,9 @@ func previewOf(s string) string {
 
 // truncateChars keeps the first n characters.
 func truncateChars(s string, n int) string {
+	if n >= 0 && len(s) >= n && isASCII(s[:n]) {
+		return s[:n] // n characters, n bytes
+	}
 	i := 0
 	for pos := range s {
 		if i == n {
@@ -255,6 +258,22 @@ func truncateChars(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// isASCII reports whether s is all ASCII, a word at a time.
+func isASCII(s string) bool {
+	for len(s) >= 8 {
+		if le64(s)&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // ladder is the region-full ladder (ENGINE.md §8.3): write, else truncate to

@@ -17,3 +17,24 @@ func TestWholePointerMatchesFormat(t *testing.T) {
 		}
 	}
 }
+
+// truncateChars' ASCII shortcut keeps what walking the characters keeps.
+func TestTruncateChars(t *testing.T) {
+	walk := func(s string, n int) string {
+		i := 0
+		for pos := range s {
+			if i == n {
+				return s[:pos]
+			}
+			i++
+		}
+		return s
+	}
+	for _, s := range []string{"", "abc", strings.Repeat("x", 40), strings.Repeat("é", 20), "abcdefgh\x80ijk", strings.Repeat("a", 15) + "ü" + strings.Repeat("b", 20), "\xff\xfe"} {
+		for n := -1; n <= len(s)+2; n++ {
+			if got, want := truncateChars(s, n), walk(s, n); got != want {
+				t.Errorf("truncateChars(%q, %d) = %q, want %q", s, n, got, want)
+			}
+		}
+	}
+}
