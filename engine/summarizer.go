@@ -78,6 +78,7 @@ type sumScratch struct {
 	order          []int32
 	keep           []bool
 	lower          []byte
+	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
 	ents           []*entry
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
@@ -87,12 +88,19 @@ type sumScratch struct {
 
 // newSumLine scores line (trimmed, not blank) as scanLines keeps it.
 func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCounter) sumLine {
-	scored := line
-	if run {
-		scored = line[:8] // as lineScore cuts it, without comparing it again
-	}
 	var s int
-	s, sc.lower = lineScore(scored, sc.lower)
+	if run {
+		// As lineScore cuts it (without comparing it again): the score
+		// depends only on the byte, so it is worked out once per byte.
+		c := line[0]
+		if sc.runScores[c] == 0 {
+			s, sc.lower = lineScore(line[:8], sc.lower)
+			sc.runScores[c] = int8(s) + 1
+		}
+		s = int(sc.runScores[c]) - 1
+	} else {
+		s, sc.lower = lineScore(line, sc.lower)
+	}
 	l := sumLine{key: line, score: int32(s), cut: int32(len(line)), first: first, run: run}
 	if len(line) > 400 {
 		l.cut = int32(len(truncateUTF8(line, 400)))
