@@ -132,6 +132,11 @@ func (req *Request) WriteText(w io.Writer) error {
 // CacheChunkTokens is the size at which grows regions are cut into blocks.
 const CacheChunkTokens = 2048
 
+// chunkSlabBytes is the size of the buffers a grows region writes its
+// chunks into, one after another: a buffer per chunk cost an allocation
+// (and a fresh span) per chunk.
+const chunkSlabBytes = 64 << 10
+
 // maxSystemCacheRuns caps RecentlyChanged retagging (block_cache.rs).
 const maxSystemCacheRuns = 3
 
@@ -148,14 +153,35 @@ type rendered struct {
 	count  int    // entries in text
 	bodyAt int    // where the entries start in the one block's text; 0: not that shape
 	hash   hasher // XXH64 state after text
-	// Grows regions: the last chunk is text, hashed up to hashed bytes, with
-	// headTokens for its heading and tailSum for its entries.
-	hashed, headTokens, tailSum int
-	// Sliding windows: the first entry of each message in msgs.
+	// Grows regions: the last chunk is text from at on (text is a slab
+	// that holds the chunks one after another), hashed up to hashed bytes
+	// of it, with headTokens for its heading and tailSum for its entries.
+	at, hashed, headTokens, tailSum int
+	// Sliding windows: the first entry of each message in msgs, and what
+	// finishMessages needs to know of msgs, kept as they are built.
 	msgStarts []int
+	msgInfo   []msgInfo
+}
+
+// msgInfo sums a sliding window's messages up to and including one, so
+// that a request whose messages need no stripping nor dropping is finished
+// without walking them all (finishPaired).
+type msgInfo struct {
+	tokens, users int
+	// Messages that stripOrphans or the dropping of empty messages would
+	// change: no blocks, empty, or not paired with the message before.
+	bad           int
+	uses, results bool // this message holds tool_use / tool_result blocks
+}
+
+// sysGroup is one region's system blocks, sorted by tier then hint.
+type sysGroup struct {
+	tier, prio int
+	blocks     []Block
 }
 
 type assembler struct {
+	groups        []sysGroup // reused by every request
 	orderChanged  bool
 	sysKey        []uint64
 	msgKey        []uint64
@@ -209,11 +235,7 @@ func (c *Context) Assemble() *Request {
 	if sysDirty {
 		// Every block of a region shares its tier and hint, so sorting the
 		// regions (few) instead of the blocks (many) gives the same stable order.
-		type group struct {
-			tier, prio int
-			blocks     []Block
-		}
-		var groups []group
+		groups := a.groups[:0]
 		n := 0
 		for _, r := range c.regions {
 			if r.hidden || r.kind == KindSlidingWindow {
@@ -231,10 +253,10 @@ func (c *Context) Assemble() *Request {
 			if len(bs) == 0 {
 				continue
 			}
-			groups = append(groups, group{volTier(&bs[0]), bs[0].Cache.priority(), bs})
+			groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs})
 			n += len(bs)
 		}
-		slices.SortStableFunc(groups, func(x, y group) int {
+		slices.SortStableFunc(groups, func(x, y sysGroup) int {
 			if x.tier != y.tier {
 				return x.tier - y.tier
 			}
@@ -244,6 +266,8 @@ func (c *Context) Assemble() *Request {
 		for _, g := range groups {
 			blocks = append(blocks, g.blocks...)
 		}
+		clear(groups) // holds no blocks between requests
+		a.groups = groups
 		c.watchStable(a.system, blocks)
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		a.sysKey, sysKey = sysKey, a.sysKey
@@ -261,12 +285,31 @@ func (c *Context) Assemble() *Request {
 			}
 		}
 		msgs := append(make([]Message, 0, n), preamble...)
+		// The windows' sums say whether finishMessages would strip or drop
+		// anything; the seams between windows are checked here.
+		tokens, users, bad := 0, 0, len(preamble)
+		var last *Message
+		var lastInfo msgInfo
 		for _, r := range c.regions {
-			if !r.hidden && r.kind == KindSlidingWindow {
-				msgs = append(msgs, r.rend.msgs...)
+			if !r.hidden && r.kind == KindSlidingWindow && len(r.rend.msgs) > 0 {
+				rd := &r.rend
+				msgs = append(msgs, rd.msgs...)
+				end := rd.msgInfo[len(rd.msgInfo)-1]
+				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
+				if last == nil && rd.msgInfo[0].results || last != nil && !pairOK(last, &rd.msgs[0]) {
+					bad++
+				}
+				last, lastInfo = &rd.msgs[len(rd.msgs)-1], end
 			}
 		}
-		a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
+		if lastInfo.uses {
+			bad++
+		}
+		if bad == 0 {
+			a.msgs, a.msgTokens = a.finishPaired(msgs, sysChanged, tokens, users > 0)
+		} else {
+			a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
+		}
 		a.msgKey, msgKey = msgKey, a.msgKey
 		a.msgSysChgd = sysChanged
 	}
@@ -370,18 +413,19 @@ func markRecentlyChanged(blocks []Block) {
 // at least 1,024 tokens of prefix).
 func markSystemBreakpoints(blocks []Block) {
 	const minPrefix, maxMarks = 1024, 2
-	cand := make([]bool, len(blocks))
+	// cand: a candidate block, given the tokens up to and including it.
+	cand := func(b *Block, cum int) bool {
+		return b.Volatility != VolatilityRewritten && b.Cache != CacheNever && cum >= minPrefix
+	}
 	stableUpTo := -1
 	cum := 0
 	allStable := true
 	for i := range blocks {
 		cum += blocks[i].Tokens
-		ok := blocks[i].Volatility != VolatilityRewritten && blocks[i].Cache != CacheNever && cum >= minPrefix
-		cand[i] = ok
 		if blocks[i].Volatility != VolatilityStable || blocks[i].Cache == CacheNever {
 			allStable = false
 		}
-		if allStable && ok {
+		if allStable && cand(&blocks[i], cum) {
 			stableUpTo = i
 		}
 	}
@@ -390,11 +434,13 @@ func markSystemBreakpoints(blocks []Block) {
 		blocks[stableUpTo].Breakpoint = true
 		marks++
 	}
+	// Backwards, cum is taken down block by block rather than kept per block.
 	for i := len(blocks) - 1; i >= 0 && marks < maxMarks; i-- {
-		if cand[i] && !blocks[i].Breakpoint {
+		if cand(&blocks[i], cum) && !blocks[i].Breakpoint {
 			blocks[i].Breakpoint = true
 			marks++
 		}
+		cum -= blocks[i].Tokens
 	}
 }
 
@@ -404,40 +450,31 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	if !pairedLocally(msgs) {
 		msgs = a.stripOrphans(msgs)
 	}
-	if !sysChanged {
-		idx := -1
-		if len(msgs) >= 5 {
-			idx = len(msgs) - 4
-		} else if len(msgs) >= 2 {
-			idx = 0
-		}
-		if idx >= 0 {
-			m := msgs[idx]
-			m.Breakpoint = true
-			m.Blocks = append([]Block(nil), m.Blocks...)
-			m.Blocks[len(m.Blocks)-1].Breakpoint = true
-			msgs[idx] = m
-		}
-	}
-	out := msgs[:0]
-	for _, m := range msgs {
+	markMessageBreakpoint(msgs, sysChanged)
+	// Messages are moved down only once one is dropped: copying each onto
+	// itself would cost a write barrier per message for nothing.
+	n := 0
+	hasUser := false
+	for i := range msgs {
+		m := &msgs[i]
 		empty := true
 		for j := range m.Blocks {
 			if b := &m.Blocks[j]; b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
 				empty = false
+				break
 			}
 		}
-		if !empty {
-			out = append(out, m)
+		if empty {
+			continue
 		}
-	}
-	msgs = out
-	hasUser := false
-	for _, m := range msgs {
-		if m.Role == RoleUser {
-			hasUser = true
+		hasUser = hasUser || m.Role == RoleUser
+		if n != i {
+			msgs[n] = *m
 		}
+		n++
 	}
+	clear(msgs[n:])
+	msgs = msgs[:n]
 	if !hasUser {
 		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
 	}
@@ -449,6 +486,58 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 		tokens += m.Tokens()
 	}
 	return msgs, tokens
+}
+
+// finishPaired is finishMessages for messages that are paired locally and
+// none empty, holding tokens in all: nothing is stripped nor dropped.
+func (a *assembler) finishPaired(msgs []Message, sysChanged bool, tokens int, hasUser bool) ([]Message, int) {
+	markMessageBreakpoint(msgs, sysChanged)
+	if !hasUser {
+		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	if msgs[len(msgs)-1].Role == RoleAssistant {
+		msgs = append(msgs, textMessage(RoleUser, "", "Continue."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	return msgs, tokens
+}
+
+// markMessageBreakpoint flags the message breakpoint, on a copy of the
+// message's blocks, unless the system blocks changed.
+func markMessageBreakpoint(msgs []Message, sysChanged bool) {
+	if sysChanged {
+		return
+	}
+	idx := -1
+	if len(msgs) >= 5 {
+		idx = len(msgs) - 4
+	} else if len(msgs) >= 2 {
+		idx = 0
+	}
+	if idx >= 0 {
+		m := msgs[idx]
+		m.Breakpoint = true
+		m.Blocks = append([]Block(nil), m.Blocks...)
+		m.Blocks[len(m.Blocks)-1].Breakpoint = true
+		msgs[idx] = m
+	}
+}
+
+// pairOK reports whether every tool_use of a has its result in b and every
+// tool_result of b its call in a (pairedLocally, for one pair of messages).
+func pairOK(a, b *Message) bool {
+	for j := range a.Blocks {
+		if u := &a.Blocks[j]; u.Type == BlockToolUse && !holdsTool(b, BlockToolResult, u.ToolCallID) {
+			return false
+		}
+	}
+	for j := range b.Blocks {
+		if r := &b.Blocks[j]; r.Type == BlockToolResult && !holdsTool(a, BlockToolUse, r.ToolCallID) {
+			return false
+		}
+	}
+	return true
 }
 
 // pairedLocally reports whether every message has blocks, every tool_use
@@ -645,10 +734,10 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			rd.text.Grow(size + size/4)
 			rd.text.WriteString(h)
 			rd.text.WriteString(old)
-			rd.count, rd.hash, rd.bodyAt, from = kept, newHasher(), len(h), 0
+			rd.count, rd.hash, rd.bodyAt, rd.at, from = kept, newHasher(), len(h), 0, 0
 			dirty = kept
 		}
-		if dirty <= 0 || dirty != rd.count || len(rd.blocks) != 1 || rd.count > len(r.entries) {
+		if dirty <= 0 || dirty != rd.count || len(rd.blocks) != 1 || rd.count > len(r.entries) || rd.at != 0 {
 			rd.text = strings.Builder{}
 			size := len(head(true)) + 2*len(r.entries)
 			for _, e := range r.entries {
@@ -657,7 +746,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			rd.text.Grow(size + size/4) // room to append before the next copy
 			h := head(true)
 			rd.text.WriteString(h)
-			rd.count, rd.hash, rd.bodyAt, from = 0, newHasher(), len(h), 0
+			rd.count, rd.hash, rd.bodyAt, rd.at, from = 0, newHasher(), len(h), 0, 0
 		}
 		for i := rd.count; i < len(r.entries); i++ {
 			if i > 0 {
@@ -705,13 +794,27 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		// requests hold stays as it was) instead of being built again.
 		end := rd.count
 		if rd.tailSum < CacheChunkTokens {
-			for end < len(r.entries) && rd.tailSum < CacheChunkTokens {
+			n, size, sum := end, 0, rd.tailSum
+			for n < len(r.entries) && sum < CacheChunkTokens {
+				size += 2 + len(r.entries[n].content)
+				sum += r.entries[n].tokens
+				n++
+			}
+			if rd.text.Cap()-rd.text.Len() < size {
+				// The slab is full: the open chunk moves to a new one
+				// (growing the Builder would copy the closed chunks too).
+				open := rd.text.String()[rd.at:]
+				rd.text = strings.Builder{}
+				rd.text.Grow(max(chunkSlabBytes, len(open)+size))
+				rd.text.WriteString(open)
+				rd.at = 0
+			}
+			for ; end < n; end++ {
 				rd.text.WriteString("\n\n")
 				rd.text.WriteString(r.entries[end].content)
-				rd.tailSum += r.entries[end].tokens
-				end++
 			}
-			text := rd.text.String()
+			rd.tailSum = sum
+			text := rd.text.String()[rd.at:]
 			rd.hash.WriteString(text[rd.hashed:])
 			rd.hashed = len(text)
 			rd.blocks[keep] = Block{
@@ -735,12 +838,17 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		}
 		h := head(start == 0)
 		size += len(h)
-		// A new Builder per chunk: earlier requests keep the old texts.
-		rd.text = strings.Builder{}
 		if end == len(r.entries) && sum < CacheChunkTokens {
 			size += CacheChunkTokens * 4 // room for the open last chunk to grow
 		}
-		rd.text.Grow(size)
+		// The chunk follows the last one in the slab (a Builder only
+		// appends, so the texts earlier requests hold stay as they were),
+		// or starts a new slab.
+		if rd.text.Cap()-rd.text.Len() < size {
+			rd.text = strings.Builder{}
+			rd.text.Grow(max(chunkSlabBytes, size))
+		}
+		rd.at = rd.text.Len()
 		rd.text.WriteString(h)
 		for i := start; i < end; i++ {
 			if i > start {
@@ -748,7 +856,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			}
 			rd.text.WriteString(r.entries[i].content)
 		}
-		text := rd.text.String()
+		text := rd.text.String()[rd.at:]
 		rd.hash = newHasher()
 		rd.hash.WriteString(text)
 		rd.hashed = len(text)
@@ -884,7 +992,11 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 		}
 		if e.kind == EntryToolResult {
 			if len(pending) == 0 {
+				// One result's blocks serve as they are (capped, so that
+				// a second result is appended to a copy).
 				pendingFrom = i
+				pending = e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
+				continue
 			}
 			pending = append(pending, e.msg.Blocks...)
 			continue
@@ -895,6 +1007,32 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	}
 	flush()
 	rd.msgStarts, rd.count = starts, len(r.entries)
+	// Sums from the first message built (or all, if they were not kept).
+	info := rd.msgInfo[:min(k, len(rd.msgInfo))]
+	for i := len(info); i < len(out); i++ {
+		m := &out[i]
+		var x msgInfo
+		if i > 0 {
+			x = info[i-1]
+		}
+		x.tokens += m.Tokens()
+		if m.Role == RoleUser {
+			x.users++
+		}
+		x.uses, x.results = false, false
+		empty := true
+		for j := range m.Blocks {
+			b := &m.Blocks[j]
+			x.uses = x.uses || b.Type == BlockToolUse
+			x.results = x.results || b.Type == BlockToolResult
+			empty = empty && b.Type == BlockText && strings.TrimSpace(b.Text) == ""
+		}
+		if empty || i > 0 && !pairOK(&out[i-1], m) {
+			x.bad++ // no blocks is empty too
+		}
+		info = append(info, x)
+	}
+	rd.msgInfo = info
 	return out
 }
 
@@ -904,41 +1042,60 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 	}
 	switch e.kind {
 	case EntryUser:
-		return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, e.content, e.tokens)}}
+		return oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
 	case EntryAssistant:
-		m := &Message{Role: RoleAssistant}
 		callTokens := 0
-		var uses []Block
+		for i := range e.calls {
+			if i < len(e.callTok) {
+				callTokens += e.callTok[i]
+			}
+		}
+		text := len(e.calls) == 0 || e.content != ""
+		n := len(e.calls)
+		if text {
+			n++
+		}
+		m := &Message{Role: RoleAssistant, Blocks: make([]Block, 0, n)}
+		if text {
+			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
+		}
 		for i, tc := range e.calls {
 			t := 0
 			if i < len(e.callTok) {
 				t = e.callTok[i]
 			}
-			callTokens += t
 			h := hashParts(tc.ID, tc.Name, string(tc.Args))
-			uses = append(uses, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
+			m.Blocks = append(m.Blocks, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
 		}
-		if len(e.calls) == 0 || e.content != "" {
-			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
-		}
-		m.Blocks = append(m.Blocks, uses...)
 		return m
 	case EntryToolResult:
-		b := blk(RoleUser, e.content, e.tokens)
-		b.Type, b.ToolCallID, b.ToolName, b.IsError = BlockToolResult, e.callID, e.tool, e.isError
-		b.Hash = hashParts(e.callID, e.content)
-		return &Message{Role: RoleUser, Blocks: []Block{b}}
+		return oneBlockMessage(RoleUser, Block{
+			Region: region, Role: RoleUser, Type: BlockToolResult, Text: e.content, Tokens: e.tokens,
+			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(e.callID, e.content),
+			ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
+		})
 	}
 	t := strings.TrimSpace(e.content)
 	switch {
 	case strings.HasPrefix(t, "Assistant: "):
 		rest := strings.TrimPrefix(t, "Assistant: ")
-		return &Message{Role: RoleAssistant, Blocks: []Block{blk(RoleAssistant, rest, e.tokens)}}
+		return oneBlockMessage(RoleAssistant, blk(RoleAssistant, rest, e.tokens))
 	case strings.HasPrefix(t, "User: "):
 		rest := strings.TrimPrefix(t, "User: ")
-		return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, rest, e.tokens)}}
+		return oneBlockMessage(RoleUser, blk(RoleUser, rest, e.tokens))
 	}
-	return &Message{Role: RoleUser, Blocks: []Block{blk(RoleUser, e.content, e.tokens)}}
+	return oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
+}
+
+// oneBlockMessage makes a message of one block in one allocation (most
+// entries' messages are).
+func oneBlockMessage(role Role, b Block) *Message {
+	x := &struct {
+		m Message
+		b [1]Block
+	}{b: [1]Block{b}}
+	x.m = Message{Role: role, Blocks: x.b[:]}
+	return &x.m
 }
 
 // renderCustom runs a custom region's render hook on every assembly; a

@@ -66,7 +66,7 @@ func (c *Context) compact(r *region, why string) bool {
 		return false
 	}
 	c.total -= r.clearAll()
-	se := c.newEntry(EntryText, sum)
+	se := c.summaryEntry(sum)
 	if h != nil {
 		c.appendHistory(h, se)
 	} else {
@@ -104,7 +104,7 @@ func (c *Context) appendHistory(h *region, se *entry) {
 	folded, err := c.summarize(h.name, c.sumSc.ents, joined, min(c.bp.Compaction.MaxSummaryTokens, h.max), in)
 	clear(c.sumSc.ents)
 	if err == nil {
-		fe := c.newEntry(EntryText, folded)
+		fe := c.summaryEntry(folded)
 		if fe.tokens <= h.max {
 			n := len(h.entries)
 			c.total -= h.clearAll()
@@ -218,7 +218,7 @@ func (c *Context) evict(target int) {
 				c.customOverflow(r, max(target-(w-c.total-c.shortfall), 0), true)
 			default:
 				for !met() && len(r.entries) > 0 {
-					c.evicted(r, r.removeOldest(), "window cascade")
+					c.evictOldest(r, "window cascade")
 				}
 			}
 			if met() {
@@ -254,7 +254,7 @@ func (c *Context) evict(target int) {
 		evicted := false
 		for _, r := range c.regions {
 			if (r.kind == KindTemporary || r.kind == KindCustom) && !exempt(r) && len(r.entries) > 0 {
-				c.evicted(r, r.removeOldest(), "window cascade")
+				c.evictOldest(r, "window cascade")
 				evicted = true
 				if met() {
 					return
@@ -296,6 +296,17 @@ func (c *Context) pinnedCheck() {
 	}
 }
 
+// summaryEntry makes the entry of a summary: if the Extractive summariser
+// made it, with its lines already scanned, for when it is folded.
+func (c *Context) summaryEntry(sum string) *entry {
+	e := c.newEntry(EntryText, sum)
+	if sc := &c.sumSc; sc.made != nil && sc.madeText == sum {
+		e.lines, e.scanned, e.summarised = sc.made, true, true
+	}
+	c.sumSc.made, c.sumSc.madeText = nil, ""
+	return e
+}
+
 // extractive is Extractive.Summarize over entries joined by blank lines.
 // An entry summarised a second time (a summary folded into the next) keeps
 // its scanned, scored lines, so the summaries are not scored at every fold;
@@ -328,7 +339,7 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 			groups = append(groups, e.lines)
 		}
 	}
-	s, err := sc.pick(region, maxTokens, counter, groups)
+	s, err := sc.pick(region, maxTokens, counter, groups, true)
 	// Emptied so that the buffers hold no content between calls.
 	clear(groups)
 	clear(buf)

@@ -280,6 +280,16 @@ func (c *Context) Occupancy() []RegionUsage {
 // every request and reuses its slice.
 func (c *Context) AppendOccupancy(dst []RegionUsage) []RegionUsage {
 	for _, r := range c.regions {
+		n := len(dst)
+		if n < cap(dst) && dst[:n+1][n].Name == r.name {
+			// The caller's reused slice names this region here already:
+			// only the numbers are written, so no pointer is (a write
+			// barrier each while the GC marks).
+			dst = dst[:n+1]
+			u := &dst[n]
+			u.Kind, u.Tokens, u.MaxTokens, u.Entries, u.Hidden = r.kind, r.tokens, r.max, len(r.entries), r.hidden
+			continue
+		}
 		dst = append(dst, RegionUsage{Name: r.name, Kind: r.kind, Tokens: r.tokens, MaxTokens: r.max, Entries: len(r.entries), Hidden: r.hidden})
 	}
 	return dst

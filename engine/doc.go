@@ -41,12 +41,15 @@
 // sliding window's last message and the new ones. When the oldest entries
 // roll off, a one-block region copies the rest of its text in one piece and
 // a grows region keeps its chunks from where the new cuts meet an old
-// chunk start (the boundaries are those of a full render). Requests are
-// immutable once returned; consecutive requests may share block slices and
-// text.
+// chunk start (the boundaries are those of a full render). A grows
+// region's chunks share 64 KB slabs, and a sliding window keeps running
+// sums of its messages, so that a request needing no stripping is finished
+// without walking them. Requests are immutable once returned; consecutive
+// requests may share block slices and text.
 //
 // The Extractive summariser scores a line once per call; ASCII lines take
 // one allocation-free pass, and its cost is linear in the content. Inside a
-// Context it reads the entries directly (no joined copy), and an entry
-// summarised again (a summary being folded) keeps its scored lines.
+// Context it reads the entries directly (no joined copy), and a summary's
+// entry keeps the scored lines pick made for it, so folding summaries into
+// one scans none of them again.
 package engine

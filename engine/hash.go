@@ -61,11 +61,27 @@ func (h *hasher) WriteString(s string) {
 		h.stripe(h.buf[:])
 		h.n = 0
 	}
-	for len(s) >= 32 {
-		h.stripe([]byte(s[:32]))
-		s = s[32:]
+	if len(s) >= 32 {
+		// The lanes stay in registers and the words are read from s
+		// itself, not from a copy of each stripe.
+		v0, v1, v2, v3 := h.v[0], h.v[1], h.v[2], h.v[3]
+		for len(s) >= 32 {
+			v0 = xxRound(v0, le64(s[0:8]))
+			v1 = xxRound(v1, le64(s[8:16]))
+			v2 = xxRound(v2, le64(s[16:24]))
+			v3 = xxRound(v3, le64(s[24:32]))
+			s = s[32:]
+		}
+		h.v = [4]uint64{v0, v1, v2, v3}
 	}
 	h.n = copy(h.buf[:], s)
+}
+
+// le64 reads a little-endian word (the compiler makes it one load).
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // Sum returns the hash of everything written so far.

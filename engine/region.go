@@ -30,22 +30,19 @@ func (e *EntryTooLargeError) Error() string {
 }
 
 // entry is one stored item. Its tokens are counted once, when written.
+// The one-byte fields are kept together, so that an entry packs into 192
+// bytes rather than 232.
 type entry struct {
 	content string
 	tokens  int
-	kind    EntryKind
 	key     string
-	hasKey  bool
 	calls   []ToolCall // assistant turn
 	callTok []int      // tokens of each call, counted when written
 	callID  string     // tool result
 	tool    string
-	isError bool
 	stamp   uint64 // logical write clock (D6)
 
-	item bool // checklist item
-	id   int
-	done bool
+	id   int // checklist item
 	note string
 
 	msg *Message // cached message rendering (sliding regions)
@@ -53,7 +50,12 @@ type entry struct {
 	// The content's lines as the Extractive summariser scores them, kept
 	// from its second summary on (content does not change once the entry
 	// is stored).
-	lines               []sumLine
+	lines []sumLine
+
+	kind                EntryKind
+	hasKey              bool
+	isError             bool
+	item, done          bool // checklist item
 	scanned, summarised bool
 }
 
@@ -155,22 +157,27 @@ func (r *region) removeOldest() []*entry {
 func (r *region) removeRange(i, n int) []*entry {
 	out := make([]*entry, n)
 	copy(out, r.entries[i:i+n])
-	for _, e := range out {
-		r.tokens -= e.tokens
+	r.dropRange(i, n)
+	return out
+}
+
+// dropRange is removeRange for a caller that needs only the tokens freed.
+func (r *region) dropRange(i, n int) (tokens int) {
+	bytes := 0
+	for _, e := range r.entries[i : i+n] {
+		tokens += e.tokens
+		bytes += len(e.content) + 2
 	}
+	r.tokens -= tokens
 	if i == 0 {
-		bytes := 0
-		for _, e := range out {
-			bytes += len(e.content) + 2
-		}
 		clear(r.entries[:n])
 		r.entries = r.entries[n:]
 		r.touchFront(n, bytes)
-		return out
+		return tokens
 	}
 	r.entries = append(r.entries[:i], r.entries[i+n:]...)
 	r.touch(0)
-	return out
+	return tokens
 }
 
 func (r *region) clearAll() int {
@@ -273,7 +280,7 @@ func (c *Context) push(r *region, e *entry) error {
 		}
 		if r.rolls() && e.tokens <= r.max {
 			for r.tokens+e.tokens > r.max && len(r.entries) > 0 {
-				c.evicted(r, r.removeOldest(), "region budget")
+				c.evictOldest(r, "region budget")
 			}
 		}
 	}
@@ -288,6 +295,17 @@ func (c *Context) push(r *region, e *entry) error {
 	c.total += e.tokens
 	c.enforceSliding(r)
 	return nil
+}
+
+// evictOldest drops a region's oldest turn group, recorded as evicted.
+func (c *Context) evictOldest(r *region, why string) {
+	n := r.groupSize(0)
+	if n == 0 {
+		return
+	}
+	t := r.dropRange(0, n)
+	c.total -= t
+	c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: t, Entries: n, Message: why})
 }
 
 // evicted records entries a region shed and keeps the window total.
@@ -310,12 +328,12 @@ func (c *Context) enforceSliding(r *region) {
 	switch d.Strategy {
 	case StrategyPerItem:
 		for len(r.entries) > d.MaxItems {
-			c.evicted(r, r.removeOldest(), "max_items")
+			c.evictOldest(r, "max_items")
 		}
 	case StrategyBulk:
 		if len(r.entries) > d.MaxItems+d.Overflow {
 			for len(r.entries) > d.MaxItems {
-				c.evicted(r, r.removeOldest(), "max_items (bulk)")
+				c.evictOldest(r, "max_items (bulk)")
 			}
 		}
 	case StrategyCompact:
@@ -351,7 +369,7 @@ func (c *Context) foldOldest(r *region, n int) {
 		c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: in, Entries: len(gone), Message: "strategy compact: summariser failed, entries dropped"})
 		return
 	}
-	se := c.newEntry(EntryText, sum)
+	se := c.summaryEntry(sum)
 	c.stampEntry(se)
 	r.entries = append([]*entry{se}, r.entries...)
 	r.lastStamp = max(r.lastStamp, se.stamp)

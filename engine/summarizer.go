@@ -40,18 +40,29 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 		counter = BytesPerFour{}
 	}
 	sc.lines = sc.scanLines(req.Content, counter, sc.lines[:0])
-	return sc.pick(req.Region, req.MaxTokens, counter, [][]sumLine{sc.lines})
+	return sc.pick(req.Region, req.MaxTokens, counter, [][]sumLine{sc.lines}, false)
 }
 
 // sumLine is one non-blank line as the Extractive summariser sees it. An
 // entry's lines are scanned once and kept with the entry, so content that
-// is summarised again (summaries folded into one) is not scored again.
+// is summarised again (summaries folded into one) is not scored again; a
+// summary's own lines are known when it is made, and kept with its entry.
 type sumLine struct {
 	key    string // the trimmed line, for dropping repeats
-	text   string // key cut to 400 bytes ("…" marks the cut)
-	score  int    // lineScore(key), without the block-start bonus
-	tokens int    // countLine(text)
+	score  int32  // lineScore(key), without the block-start bonus
+	tokens int32  // countLine(text)
+	cut    int32  // text is key[:cut], with "…" after it when cut < len(key)
 	first  bool   // a blank line or the content's start comes before it
+	run    bool   // key is one byte repeated: repeats are found by byte and length
+	bonus  bool   // pick: the block-start bonus was added to score
+}
+
+// text is the line as a summary shows it: cut to 400 bytes, "…" marking the cut.
+func (l *sumLine) text() string {
+	if int(l.cut) == len(l.key) {
+		return l.key
+	}
+	return l.key[:l.cut] + "…"
 }
 
 // sumScratch holds the Extractive summariser's buffers, which a Context
@@ -60,20 +71,87 @@ type sumScratch struct {
 	lines  []sumLine
 	spans  []int32 // each entry's lines in lines, or -1: its own
 	groups [][]sumLine
-	seen   map[string]struct{}
-	cands  []sumLine
-	order  []int32
-	keep   []bool
-	lower  []byte
-	ents   []*entry
+	// The lines seen: of one content (few), and of all the candidates (a
+	// set apart, as clearing a map costs its capacity).
+	scanSeen, seen seenSet
+	cands          []sumLine
+	order          []int32
+	keep           []bool
+	lower          []byte
+	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
+	ents           []*entry
+	// The lines of the last summary pick made, and that summary: the
+	// entry that stores it takes them (summaryEntry).
+	made     []sumLine
+	madeText string
+}
+
+// newSumLine scores line (trimmed, not blank) as scanLines keeps it.
+func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCounter) sumLine {
+	var s int
+	if run {
+		// As lineScore cuts it (without comparing it again): the score
+		// depends only on the byte, so it is worked out once per byte.
+		c := line[0]
+		if sc.runScores[c] == 0 {
+			s, sc.lower = lineScore(line[:8], sc.lower)
+			sc.runScores[c] = int8(s) + 1
+		}
+		s = int(sc.runScores[c]) - 1
+	} else {
+		s, sc.lower = lineScore(line, sc.lower)
+	}
+	l := sumLine{key: line, score: int32(s), cut: int32(len(line)), first: first, run: run}
+	if len(line) > 400 {
+		l.cut = int32(len(truncateUTF8(line, 400)))
+		if _, ok := counter.(BytesPerFour); ok {
+			l.tokens = int32((int(l.cut) + len("…") + 1 + 3) / 4)
+			return l
+		}
+	}
+	l.tokens = int32(countLine(counter, l.text()))
+	return l
+}
+
+// isRun reports whether line is one byte repeated, longer than 8 bytes.
+func isRun(line string) bool { return len(line) > 8 && line[1:] == line[:len(line)-1] }
+
+// seenSet holds the lines seen so far, to drop repeats; run lines (one
+// byte repeated) are kept apart, by byte and length, so that long runs are
+// not hashed.
+type seenSet struct {
+	strs map[string]struct{}
+	runs map[uint64]struct{}
+}
+
+// add records line as seen and reports whether it was new: one map write,
+// not a look-up and then a write (lines can be kilobytes long).
+func (s *seenSet) add(line string, run bool) bool {
+	if run {
+		if s.runs == nil {
+			s.runs = map[uint64]struct{}{}
+		}
+		n := len(s.runs)
+		s.runs[uint64(len(line))<<8|uint64(line[0])] = struct{}{}
+		return len(s.runs) > n
+	}
+	if s.strs == nil {
+		s.strs = map[string]struct{}{}
+	}
+	n := len(s.strs)
+	s.strs[line] = struct{}{}
+	return len(s.strs) > n
+}
+
+// reset empties the set, so that it holds no content between calls.
+func (s *seenSet) reset() {
+	clear(s.strs)
+	clear(s.runs)
 }
 
 // scanLines appends content's non-blank lines to out, scored.
 func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumLine) []sumLine {
-	if sc.seen == nil {
-		sc.seen = map[string]struct{}{}
-	}
-	defer clear(sc.seen)
+	defer sc.scanSeen.reset()
 	first := true
 	rest := content
 	for rest != "" {
@@ -87,17 +165,11 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumL
 		// A repeat within the content can never be kept (its first
 		// occurrence comes before it), so it is not scored; like a
 		// skipped repeat in pick, it leaves first as it was.
-		if _, dup := sc.seen[line]; dup {
+		run := isRun(line)
+		if !sc.scanSeen.add(line, run) {
 			continue
 		}
-		sc.seen[line] = struct{}{}
-		var s int
-		s, sc.lower = lineScore(line, sc.lower)
-		text := line
-		if len(text) > 400 {
-			text = truncateUTF8(text, 400) + "…"
-		}
-		out = append(out, sumLine{key: line, text: text, score: s, tokens: countLine(counter, text), first: first})
+		out = append(out, sc.newSumLine(line, run, first, counter))
 		first = false
 	}
 	return out
@@ -105,15 +177,14 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumL
 
 // pick keeps the best lines of the groups (each group is the content of
 // one entry; entries are joined by blank lines) in their order, within the
-// budget: the Extractive summary.
-func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, groups [][]sumLine) (string, error) {
+// budget: the Extractive summary. If made, it leaves the summary's own
+// lines, as scanLines would find them, in sc.made.
+func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, groups [][]sumLine, made bool) (string, error) {
+	sc.made, sc.madeText = nil, ""
 	header := "[summary of " + region + "]"
 	budget := maxTokens - counter.Count(header+"\n")
 	if budget <= 0 {
 		return "", errors.New("summary budget too small")
-	}
-	if sc.seen == nil {
-		sc.seen = map[string]struct{}{}
 	}
 	cands := sc.cands[:0]
 	firstOfBlock := true
@@ -123,60 +194,137 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 			if l.first {
 				firstOfBlock = true
 			}
-			if _, dup := sc.seen[l.key]; dup {
+			if !sc.seen.add(l.key, l.run) {
 				continue
 			}
-			sc.seen[l.key] = struct{}{}
 			if firstOfBlock {
 				l.score += 4
+				l.bonus = true
 				firstOfBlock = false
 			}
 			cands = append(cands, l)
 		}
 	}
-	clear(sc.seen) // emptied after use, so it holds no content between calls
+	sc.seen.reset()
 	sc.cands = cands
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
 	}
-	order := sc.order[:0]
-	for i := range cands {
-		order = append(order, int32(i))
-	}
+	order := sortByScore(sc.order[:0], cands)
 	sc.order = order
-	slices.SortFunc(order, func(a, b int32) int {
-		if sa, sb := cands[a].score, cands[b].score; sa != sb {
-			return sb - sa
-		}
-		return int(a - b)
-	})
 	keep := slices.Grow(sc.keep[:0], len(cands))[:len(cands)]
 	clear(keep)
 	sc.keep = keep
-	used, size := 0, len(header)
+	used, size, kept := 0, len(header), 0
 	for _, i := range order {
-		if used+cands[i].tokens <= budget {
+		if t := int(cands[i].tokens); used+t <= budget {
 			keep[i] = true
-			used += cands[i].tokens
-			size += 1 + len(cands[i].text)
+			used += t
+			size += 1 + int(cands[i].cut)
+			if int(cands[i].cut) < len(cands[i].key) {
+				size += len("…")
+			}
+			kept++
 		}
 	}
 	var b strings.Builder
 	b.Grow(size)
 	b.WriteString(header)
-	for i, c := range cands {
+	var at []int32 // where each kept line starts in the summary
+	if made {
+		at = make([]int32, 0, kept)
+	}
+	for i := range cands {
 		if keep[i] {
+			c := &cands[i]
 			b.WriteByte('\n')
-			b.WriteString(c.text)
+			at = append(at, int32(b.Len()))
+			b.WriteString(c.key[:c.cut])
+			if int(c.cut) < len(c.key) {
+				b.WriteString("…")
+			}
 		}
 	}
 	if used == 0 {
 		// Not even one line fits: keep the head of the best line.
-		best := cands[order[0]].text
+		best := cands[order[0]].text()
 		b.WriteByte('\n')
 		b.WriteString(truncateUTF8(best, max(budget*4-4, 0)))
+		return b.String(), nil
 	}
-	return b.String(), nil
+	s := b.String()
+	if made {
+		sc.made, sc.madeText = sc.summaryLines(s, header, at, counter), s
+	}
+	return s, nil
+}
+
+// sortByScore appends the indices of cands to order, highest score first
+// and in their order among equal scores. Scores are small (lineScore's cap
+// plus the block-start bonus), so it counts rather than compares.
+func sortByScore(order []int32, cands []sumLine) []int32 {
+	const top = 12 + 4
+	var at [top + 2]int32 // where each score's indices start, highest first
+	for i := range cands {
+		s := cands[i].score
+		if s < 0 || s > top {
+			for i := range cands {
+				order = append(order, int32(i))
+			}
+			slices.SortStableFunc(order, func(a, b int32) int { return int(cands[b].score - cands[a].score) })
+			return order
+		}
+		at[top-s+1]++
+	}
+	for k := 1; k < len(at); k++ {
+		at[k] += at[k-1]
+	}
+	order = slices.Grow(order, len(cands))[:len(cands)]
+	for i := range cands {
+		k := top - cands[i].score
+		order[at[k]] = int32(i)
+		at[k]++
+	}
+	return order
+}
+
+// summaryLines are the lines of summary s (its header, then the kept
+// candidates' texts starting at at) as scanLines would scan them.
+func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCounter) []sumLine {
+	defer sc.seen.reset()
+	lines := make([]sumLine, 0, 1+len(at))
+	sc.seen.add(header, false)
+	lines = append(lines, sc.newSumLine(header, false, true, counter))
+	j := 0
+	for i := range sc.cands {
+		if !sc.keep[i] {
+			continue
+		}
+		c := &sc.cands[i]
+		from := int(at[j])
+		j++
+		if int(c.cut) == len(c.key) {
+			// The line itself, scored when it was scanned; its key is
+			// taken from s, so that the entry it came from is not kept.
+			// Candidates' keys differ, so it can only repeat the header
+			// or a cut line (which ends with "…").
+			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.run)) {
+				l := *c
+				if l.bonus {
+					l.score -= 4
+				}
+				l.key, l.first, l.bonus = s[from:from+len(c.key)], false, false
+				lines = append(lines, l)
+			}
+			continue
+		}
+		text := s[from : from+int(c.cut)+len("…")]
+		run := isRun(text)
+		if sc.seen.add(text, run) {
+			lines = append(lines, sc.newSumLine(text, run, false, counter))
+		}
+	}
+	return lines
 }
 
 // countLine counts line and its newline.
@@ -202,6 +350,17 @@ func lineScore(line string, lower []byte) (int, []byte) {
 		// from four bytes on. Comparing the line with itself shifted is
 		// far faster than walking it.
 		line = line[:8]
+	} else if len(line) > 8 && runNeutral[line[0]] && line[1] == line[0] {
+		// A run of a byte that is no letter, digit, separator nor path or
+		// identifier mark, then more (a cut filler line and its "…"): the
+		// run only starts the first field, so four bytes of it score alike.
+		k := 2
+		for k < len(line) && line[k] == line[0] {
+			k++
+		}
+		if k > 4 {
+			line = line[k-4:]
+		}
 	}
 	ascii := true
 	for i := 0; i < len(line); i++ {
@@ -216,7 +375,9 @@ func lineScore(line string, lower []byte) (int, []byte) {
 		}
 		lower = append(lower, c)
 	}
-	if !ascii && (!utf8.ValidString(line) || strings.ContainsAny(line, lowersToASCII)) {
+	// Contains, not ContainsAny: with non-ASCII characters ContainsAny walks
+	// the line rune by rune.
+	if !ascii && (!utf8.ValidString(line) || strings.Contains(line, "\u212a") || strings.Contains(line, "\u0130")) {
 		return scoreSlow(line), lower
 	}
 	// One pass for all the informative words: at each byte, only the
@@ -284,7 +445,8 @@ func lineScore(line string, lower []byte) (int, []byte) {
 }
 
 // lowersToASCII are the characters whose lower case is ASCII (the Kelvin
-// sign and the dotted capital I); lines with them are scored by scoreSlow.
+// sign and the dotted capital I); lines with them are scored by scoreSlow
+// (lineScore looks for each one by one).
 const lowersToASCII = "\u212a\u0130"
 
 const utf8RuneSelf = 0x80
@@ -294,6 +456,20 @@ const utf8RuneSelf = 0x80
 var fieldSep = func() (t [256]bool) {
 	for _, c := range "\t\n\v\f\r ,;()[]{}\"'`" {
 		t[c] = true
+	}
+	return t
+}()
+
+// runNeutral marks the ASCII bytes that neither split fields nor give a
+// field a class, and start no informative word.
+var runNeutral = func() (t [256]bool) {
+	for c := 0; c < utf8RuneSelf; c++ {
+		switch {
+		case fieldSep[c], c <= ' ', c == 0x7f, c == '/', c == '.', c == '_',
+			'0' <= c && c <= '9', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		default:
+			t[c] = true
+		}
 	}
 	return t
 }()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,44 @@ func TestExtractiveEntriesMatchJoined(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A summary's entry takes the lines pick made for it; they must be the
+// lines scanLines finds in the summary's text.
+func TestSummaryLinesMatchScan(t *testing.T) {
+	long := strings.Repeat("~", 900)
+	cases := [][]string{
+		{"error: open a.go\nplain line\n\nsecond block_x 42"},
+		{long + "\nvalue-1-ab\n" + strings.Repeat("~", 901), long + "\nvalue-2-cd\n" + long},
+		{"[summary of r]\nfix it\n" + strings.Repeat("x_y ", 150), "[summary of r]\nfix it"},
+		{strings.Repeat("~", 400) + "…\n" + strings.Repeat("~", 401) + "\nerror " + strings.Repeat("é", 300)},
+		{"same\nsame\n\nsame", strings.Repeat("ab", 300) + "\n" + strings.Repeat("ab", 301)},
+	}
+	made := 0
+	for i, contents := range cases {
+		for _, budget := range []int{8, 30, 120, 2000} {
+			c := &Context{counter: BytesPerFour{}}
+			var ents []*entry
+			for _, s := range contents {
+				ents = append(ents, &entry{content: s})
+			}
+			s, err := c.extractive("r", ents, budget)
+			if err != nil {
+				continue
+			}
+			e := c.summaryEntry(s)
+			var sc sumScratch
+			want := sc.scanLines(s, BytesPerFour{}, nil)
+			if e.scanned {
+				made++
+			}
+			if e.scanned && !slices.Equal(e.lines, want) {
+				t.Errorf("case %d budget %d: summary %q\nmade  %+v\nscan  %+v", i, budget, s, e.lines, want)
+			}
+		}
+	}
+	if made < 10 {
+		t.Errorf("only %d summaries came with their lines", made)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -39,6 +40,8 @@ func TestLineScoreMatchesDefinition(t *testing.T) {
 		"naïve_café Über ÄrgerX ß/ü.go ١٢٣ x\u3000Ab\u2028c_d",
 		"FİX the ERROR", "\u212aey",
 		"e\u0301rror: fail…", "\xff\xfe error",
+		"~~~~~~~~~~x_y", "-----------Abc", "===========/a.go", "~~~~~~~~~~~~~.", "#########\u212aey error",
+		"~~~~~~~~~~~~ ok", "~~~~~~~~~~~~\xffA", "%%%%%%%%%%%%9", "~~~~~xy",
 	}
 	for i, l := range lines {
 		t.Run(fmt.Sprintf("%d:%.20q", i, l), func(t *testing.T) {
@@ -86,6 +89,32 @@ func TestLowersToASCII(t *testing.T) {
 	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
 		if l := unicode.ToLower(r); l < utf8.RuneSelf && !strings.ContainsRune(lowersToASCII, r) {
 			t.Errorf("%U lowers to %q: add it to lowersToASCII", r, l)
+		}
+	}
+}
+
+// sortByScore orders as sorting by score, highest first, then by index.
+func TestSortByScore(t *testing.T) {
+	for n := 0; n < 200; n++ {
+		cands := make([]sumLine, n)
+		for i := range cands {
+			cands[i].score = int32((i*7919 + n*31) % 17)
+			if n%50 == 3 && i == n/2 {
+				cands[i].score = 40 // past the range counted: sorted instead
+			}
+		}
+		want := make([]int32, n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortFunc(want, func(a, b int32) int {
+			if sa, sb := cands[a].score, cands[b].score; sa != sb {
+				return int(sb - sa)
+			}
+			return int(a - b)
+		})
+		if got := sortByScore(nil, cands); !slices.Equal(got, want) {
+			t.Fatalf("n=%d: got %v, want %v", n, got, want)
 		}
 	}
 }

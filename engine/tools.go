@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -153,19 +154,19 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		return routed, err
 	}
 	routed.Outcome, routed.Tokens = out, e.tokens
-	preview := previewOf(content)
 	var ptr string
 	switch {
 	case r.hidden:
 		routed.Outcome = RoutedHidden
-		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, preview)
+		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, previewOf(content))
 	case out == RoutedWhole:
-		ptr = fmt.Sprintf("[output (%d tokens) is in your context under the '%s' heading - it is already in this prompt, so no tool call is needed to see it. Preview: %s]", full, target, preview)
+		ptr = wholePointer(full, target, content)
 	case out == RoutedTruncated:
+		preview := previewOf(content)
 		omitted := utf8.RuneCountInString(content) - utf8.RuneCountInString(e.content)
 		ptr = fmt.Sprintf("[output was too large for context region '%s': the start of it is in this prompt under that heading and %d characters were dropped. Release what you are finished with (context_delete) before fetching more this size. Preview: %s]", target, max(omitted, 0), preview)
 	default:
-		ptr = fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", target, preview)
+		ptr = fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", target, previewOf(content))
 	}
 	routed.Pointer = ptr
 	pe := c.newEntry(EntryToolResult, ptr)
@@ -201,20 +202,54 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 	return fmt.Sprintf("\n'%s' is a context region, not a file - its contents are already in this prompt, under the '%s' heading. Read them there rather than through a tool.", base, base)
 }
 
-func previewOf(s string) string {
+// wholePointer is the pointer left for a result stored whole, built in one
+// allocation (it is written for nearly every routed result).
+func wholePointer(tokens int, region, content string) string {
+	const (
+		a = "[output ("
+		b = " tokens) is in your context under the '"
+		c = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
+	)
+	head, cut := previewHead(content)
+	var num [20]byte
+	n := strconv.AppendInt(num[:0], int64(tokens), 10)
+	var sb strings.Builder
+	sb.Grow(len(a) + len(n) + len(b) + len(region) + len(c) + len(head) + len("…]"))
+	sb.WriteString(a)
+	sb.Write(n)
+	sb.WriteString(b)
+	sb.WriteString(region)
+	sb.WriteString(c)
+	sb.WriteString(head)
+	if cut {
+		sb.WriteString("…")
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}
+
+// previewHead is previewOf(s) without its "…": s's head, and whether it was cut.
+func previewHead(s string) (string, bool) {
 	if len(s) <= 160 { // no more characters than bytes
-		return s
+		return s, false
 	}
 	// Walk at most 160 characters, not the whole result.
 	t := truncateChars(s, 160)
-	if len(t) == len(s) {
-		return s
+	return t, len(t) != len(s)
+}
+
+func previewOf(s string) string {
+	if t, cut := previewHead(s); cut {
+		return t + "…"
 	}
-	return t + "…"
+	return s
 }
 
 // truncateChars keeps the first n characters.
 func truncateChars(s string, n int) string {
+	if n >= 0 && len(s) >= n && isASCII(s[:n]) {
+		return s[:n] // n characters, n bytes
+	}
 	i := 0
 	for pos := range s {
 		if i == n {
@@ -223,6 +258,22 @@ func truncateChars(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// isASCII reports whether s is all ASCII, a word at a time.
+func isASCII(s string) bool {
+	for len(s) >= 8 {
+		if le64(s)&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // ladder is the region-full ladder (ENGINE.md §8.3): write, else truncate to

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// wholePointer is the format it replaces, byte for byte.
+func TestWholePointerMatchesFormat(t *testing.T) {
+	for _, content := range []string{"", "short", strings.Repeat("~", 160), strings.Repeat("~", 161), strings.Repeat("é", 100), strings.Repeat("é", 200), strings.Repeat("x", 5000)} {
+		for _, tokens := range []int{0, 7, 123456789} {
+			want := fmt.Sprintf("[output (%d tokens) is in your context under the '%s' heading - it is already in this prompt, so no tool call is needed to see it. Preview: %s]", tokens, "codebase", previewOf(content))
+			if got := wholePointer(tokens, "codebase", content); got != want {
+				t.Errorf("wholePointer(%d, %.20q) = %q, want %q", tokens, content, got, want)
+			}
+		}
+	}
+}
+
+// truncateChars' ASCII shortcut keeps what walking the characters keeps.
+func TestTruncateChars(t *testing.T) {
+	walk := func(s string, n int) string {
+		i := 0
+		for pos := range s {
+			if i == n {
+				return s[:pos]
+			}
+			i++
+		}
+		return s
+	}
+	for _, s := range []string{"", "abc", strings.Repeat("x", 40), strings.Repeat("é", 20), "abcdefgh\x80ijk", strings.Repeat("a", 15) + "ü" + strings.Repeat("b", 20), "\xff\xfe"} {
+		for n := -1; n <= len(s)+2; n++ {
+			if got, want := truncateChars(s, n), walk(s, n); got != want {
+				t.Errorf("truncateChars(%q, %d) = %q, want %q", s, n, got, want)
+			}
+		}
+	}
+}
