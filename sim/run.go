@@ -178,7 +178,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 			r.m.taskTokens = countText(e.tok, ev.Text)
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
 		}
-		r.q.push(queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
+		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
 		r.seq++
 	}
 	if err := src.Err(); err != nil {
@@ -281,6 +281,8 @@ type queued struct {
 	ev  trace.Event
 }
 
+// eventQueue holds the events that arrived since the last inference, in
+// arrival order, until drain applies them all.
 type eventQueue []queued
 
 func (q eventQueue) Len() int { return len(q) }
@@ -291,52 +293,16 @@ func (q eventQueue) Less(i, j int) bool {
 	return q[i].seq < q[j].seq
 }
 func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(queued)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
-}
 
-// push and pop are heap.Push and heap.Pop without boxing the event in an
-// interface (two allocations an event). (due, seq) is a total order, so any
-// heap pops the same sequence.
-func (q *eventQueue) push(it queued) {
-	*q = append(*q, it)
-	h := *q
-	for j := len(h) - 1; j > 0; {
-		i := (j - 1) / 2
-		if i == j || !h.Less(j, i) {
-			break
+// sort puts the queue in order of due time, ties in insertion order. Events
+// mostly arrive in that order already, which one pass checks.
+func (q eventQueue) sort() {
+	for i := 1; i < len(q); i++ {
+		if q.Less(i, i-1) {
+			sort.Sort(q) // (due, seq) is a total order: any sort gives the same
+			return
 		}
-		h.Swap(i, j)
-		j = i
 	}
-}
-
-func (q *eventQueue) pop() queued {
-	h := *q
-	n := len(h) - 1
-	h.Swap(0, n)
-	for i := 0; ; {
-		j := 2*i + 1
-		if j >= n {
-			break
-		}
-		if r := j + 1; r < n && h.Less(r, j) {
-			j = r
-		}
-		if !h.Less(j, i) {
-			break
-		}
-		h.Swap(i, j)
-		i = j
-	}
-	it := h[n]
-	h[n] = queued{} // let the event's strings go
-	*q = h[:n]
-	return it
 }
 
 type pendingProbe struct {
@@ -353,7 +319,6 @@ type runner struct {
 	m    meter
 
 	q       eventQueue
-	cur     queued // the event being applied
 	seq     uint64
 	clock   float64
 	anchor  float64 // virtual time the last inference finished
@@ -389,14 +354,20 @@ func (r *runner) dueTime(ev *trace.Event) float64 {
 	return due
 }
 
+// drain applies the queued events in order of due time. Applying one queues
+// nothing, so the queue is applied in place.
 func (r *runner) drain() {
-	for r.q.Len() > 0 {
-		r.cur = r.q.pop()
-		if r.cur.due > r.clock {
-			r.clock = r.cur.due
+	q := r.q
+	q.sort()
+	for i := range q {
+		it := &q[i]
+		if it.due > r.clock {
+			r.clock = it.due
 		}
-		r.apply(&r.cur.ev, r.cur.due)
+		r.apply(&it.ev, it.due)
 	}
+	clear(q) // let the events' strings go
+	r.q = q[:0]
 }
 
 func (r *runner) apply(ev *trace.Event, due float64) {
