@@ -154,12 +154,30 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	}
 	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: map[string]*trace.Event{}}
 	r.m.init(e, cm)
+	if err := r.run(ctx, src); err != nil {
+		return nil, err
+	}
+	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
+	r.m.finish(&res.Metrics, r.clock)
+	res.RecallByDepth = r.m.depthBuckets()
+	res.Warnings = append(res.Warnings, e.warnings...)
+	if ac, ok := cm.(*anthropicCache); ok && ac.Dropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d cache breakpoints beyond the 4 allowed were ignored", ac.Dropped))
+	}
+	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
+		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
+	}
+	return res, nil
+}
+
+// run applies the events of src and the inferences they call for.
+func (r *runner) run(ctx context.Context, src Source) error {
 	n := 0
 	for src.Scan() {
 		n++
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		ev := src.Event()
@@ -175,36 +193,27 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		}
 		if ev.Kind == trace.KindTask && r.m.taskText == "" && ev.Text != "" {
 			r.m.taskText = ev.Text
-			r.m.taskTokens = countText(e.tok, ev.Text)
+			r.m.taskTokens = countText(r.env.tok, ev.Text)
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
 		}
 		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
 		r.seq++
 	}
 	if err := src.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	r.drain()
 	if len(r.pending) > 0 {
 		// Probes after the last inference are asked of the context the
 		// policy would send next; that request is never sent, so what the
 		// policy did to build it is not counted.
+		e := r.env
 		ev, co, si, so := e.evictions, e.compactions, e.sumIn, e.sumOut
-		req := pol.request()
+		req := r.pol.request()
 		r.evalProbes(req, false)
 		e.evictions, e.compactions, e.sumIn, e.sumOut = ev, co, si, so
 	}
-	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
-	r.m.finish(&res.Metrics, r.clock)
-	res.RecallByDepth = r.m.depthBuckets()
-	res.Warnings = append(res.Warnings, e.warnings...)
-	if ac, ok := cm.(*anthropicCache); ok && ac.Dropped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d cache breakpoints beyond the 4 allowed were ignored", ac.Dropped))
-	}
-	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
-		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
-	}
-	return res, nil
+	return nil
 }
 
 func readAll(ctx context.Context, src Source) ([]trace.Event, error) {
