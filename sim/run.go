@@ -195,6 +195,7 @@ func (r *runner) run(ctx context.Context, src Source) error {
 			r.m.taskText = ev.Text
 			r.m.taskTokens = countText(r.env.tok, ev.Text)
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
+			r.m.taskSig = sigOf(ev.Text)
 		}
 		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
 		r.seq++
@@ -522,7 +523,8 @@ type meter struct {
 	taskText   string
 	taskTokens int // tokens of taskText
 	taskHash   uint64
-	taskIn     int // blocks holding the task text in the current request
+	taskSig    gramSig // trigrams of taskText
+	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
 	view   prefixView
@@ -574,7 +576,8 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if lcpPtr > 0 {
 		h, tot, rtot = v.chains[lcpPtr-1], v.cum[lcpPtr-1], v.rcum[lcpPtr-1]
 	}
-	for _, b := range blocks[lcpPtr:] {
+	for i := lcpPtr; i < n; i++ {
+		b := blocks[i]
 		h = chain(h, b.Hash)
 		tot += b.Tokens
 		if b.Refetched {
@@ -586,6 +589,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		b.seenAt = r
 		if b.since < 0 {
 			b.since = r
+			if b.sigState == 0 {
+				m.sign(b, i)
+			}
 			if m.taskText != "" && m.holdsTask(b) {
 				m.taskIn++
 				if !b.exempt {
@@ -749,11 +755,59 @@ func (m *meter) holdsTask(b *Block) bool {
 	if b.taskState == 0 {
 		b.taskState = 1
 		if (b.Kind == BlockTask && b.Hash == m.taskHash) ||
-			(len(b.Text) >= len(m.taskText) && strings.Contains(b.Text, m.taskText)) {
+			(len(b.Text) >= len(m.taskText) && (b.sigState != 1 || b.sig.covers(&m.taskSig)) && strings.Contains(b.Text, m.taskText)) {
 			b.taskState = 2
 		}
 	}
 	return b.taskState == 2
+}
+
+// sign computes the trigram signature of block b, the i-th of the request
+// being measured, as sigOf would, but skipping runs of filler: a stand-in of
+// kilobytes gets a signature as selective as its facts'. The previous
+// request's i-th block is sometimes the same chunk before it grew (the
+// engine appends to one buffer): then only the appended bytes are read.
+func (m *meter) sign(b *Block, i int) {
+	if i < len(m.prev) {
+		if a := m.prev[i]; a.sigState == 1 && len(a.Text) >= 2 && len(a.Text) <= len(b.Text) &&
+			unsafe.StringData(a.Text) == unsafe.StringData(b.Text) {
+			b.sig = a.sig
+			signText(&b.sig, b.Text[len(a.Text)-2:], math.MaxInt)
+			b.sigState = 1
+			return
+		}
+	}
+	if signText(&b.sig, b.Text, sigMaxBytes) {
+		b.sigState = 1
+	} else {
+		b.sig, b.sigState = gramSig{}, 2
+	}
+}
+
+// signText adds the trigrams of s to g, hashing at most limit bytes outside
+// runs of filler (a run adds only "~~~" and the trigrams across its ends);
+// it reports false if s has more.
+func signText(g *gramSig, s string, limit int) bool {
+	pos := 0
+	for {
+		i := strings.Index(s[pos:], fillerMark)
+		if i < 0 {
+			break
+		}
+		i += pos
+		// The trigrams that start before the run, up to its first two bytes.
+		if limit -= i - pos; limit < 0 {
+			return false
+		}
+		g.add(s[max(0, pos-2) : i+2])
+		g.add(fillerMark[:3])
+		pos = i + fillerRun(s[i:])
+	}
+	if limit -= len(s) - pos; limit < 0 {
+		return false
+	}
+	g.add(s[max(0, pos-2):])
+	return true
 }
 
 // commonTokens is the token length of the common prefix of two differing
