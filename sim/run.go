@@ -534,6 +534,7 @@ type meter struct {
 	requests                        int
 	input, read, write, output      int64
 	reprefill, refetch              int64
+	dead, deadRep                   int64 // sums of the blocks' pending tokens, see pend
 	cost, ttftSum                   float64
 	peak                            int
 	overWindow                      int // requests larger than the window
@@ -657,7 +658,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		}
 		m.reprefill += part
 		if !b.exempt {
-			b.pendingReprefill += part
+			m.pend(b, b.pendingTokens, b.pendingReprefill+part)
 		}
 	}
 	for _, b := range blocks[lcpPtr:] {
@@ -732,7 +733,7 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 // are pending dead tokens until a probe uses the content.
 func (m *meter) close(b *Block, r int) {
 	if !b.exempt && !b.Refetched && r > b.since {
-		b.pendingTokens += int64(b.Tokens-b.taskTokens) * int64(r-b.since)
+		m.pend(b, b.pendingTokens+int64(b.Tokens-b.taskTokens)*int64(r-b.since), b.pendingReprefill)
 	}
 	if b.taskState == 2 {
 		m.taskIn--
@@ -740,10 +741,21 @@ func (m *meter) close(b *Block, r int) {
 	b.since = -1
 }
 
+// pend sets the pending dead and re-prefill tokens of block b, keeping
+// their totals over all blocks. Task, system and refetched blocks never
+// have any.
+func (m *meter) pend(b *Block, tokens, reprefill int64) {
+	m.dead += tokens - b.pendingTokens
+	// Re-prefill of dead tokens counts as dead; a block's re-sent task
+	// tokens stay re-prefill.
+	m.deadRep += min(reprefill, tokens) - min(b.pendingReprefill, b.pendingTokens)
+	b.pendingTokens, b.pendingReprefill = tokens, reprefill
+}
+
 // used records that a probe at the current request used block b: its sends
 // so far, this request's included, were not dead.
 func (m *meter) used(b *Block) {
-	b.pendingTokens, b.pendingReprefill = 0, 0
+	m.pend(b, 0, 0)
 	if b.since >= 0 {
 		b.since = m.requests + 1
 	}
@@ -917,18 +929,7 @@ func (m *meter) finish(out *Metrics, clock float64) {
 			m.close(b, m.requests+1)
 		}
 	}
-	var dead, deadRep int64
-	for _, st := range m.env.content {
-		for _, b := range st.blocks {
-			if b.exempt || b.Refetched {
-				continue
-			}
-			dead += b.pendingTokens
-			// Re-prefill of dead tokens counts as dead; a block's re-sent task
-			// tokens stay re-prefill.
-			deadRep += min(b.pendingReprefill, b.pendingTokens)
-		}
-	}
+	dead, deadRep := m.dead, m.deadRep
 	reprefill := m.reprefill - deadRep
 	n := int64(m.requests)
 	set := func(k string, v float64) { out.Set(k, v) }
