@@ -527,6 +527,7 @@ type meter struct {
 	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
+	sigs   []gramSig // filters of the request's first blocks, see filter
 	view   prefixView
 	ratios []float64 // per-pair prefix stability
 	sizes  []int32   // request tokens, for input growth
@@ -572,6 +573,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	}
 	v := &m.view
 	v.chains, v.cum, v.rcum = v.chains[:lcpPtr], v.cum[:lcpPtr], v.rcum[:lcpPtr]
+	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
 	var h uint64
 	tot, rtot := 0, 0
 	if lcpPtr > 0 {
@@ -716,7 +718,13 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		}
 	}
 	need := sigOf(p.Text)
-	for _, b := range req.Blocks {
+	for _, b := range req.Blocks[len(m.sigs):] {
+		m.sigs = append(m.sigs, b.filter())
+	}
+	for i, b := range req.Blocks {
+		if !m.sigs[i].covers(&need) {
+			continue // read from one array, not from each block
+		}
 		if b.since >= 0 && b.since <= memo.scannedAt {
 			continue // present at the last full search, and did not hold it
 		}
@@ -794,6 +802,16 @@ func (m *meter) sign(b *Block, i int) {
 	} else {
 		b.sig, b.sigState = gramSig{}, 2
 	}
+}
+
+// filter is a signature that rules block b out of holding any fact whose
+// trigrams it lacks: its text's, or all trigrams if it lists facts or has
+// no signature.
+func (b *Block) filter() gramSig {
+	if b.sigState != 1 || len(b.Facts) > 0 {
+		return gramSig{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	}
+	return b.sig
 }
 
 // signText adds the trigrams of s to g, hashing at most limit bytes outside
