@@ -107,6 +107,18 @@ type anthropicCache struct {
 	// request; the simulator keeps the last four).
 	Dropped int
 	slab    []antEntry // entries are allocated 64 at a time
+	// seen has the bit of every key in entries set (and of deleted ones until
+	// the next purge): most keys a breakpoint looks back at were never
+	// written, and a bit test rules them out without a map lookup.
+	seen [1 << 10]uint64
+}
+
+func (c *anthropicCache) mayHave(key uint64) bool {
+	return c.seen[key>>6%uint64(len(c.seen))]&(1<<(key&63)) != 0
+}
+
+func (c *anthropicCache) markSeen(key uint64) {
+	c.seen[key>>6%uint64(len(c.seen))] |= 1 << (key & 63)
 }
 
 type antEntry struct {
@@ -141,6 +153,9 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 			continue
 		}
 		for j := m.Index; j >= 0 && j > m.Index-anthropicLookback; j-- {
+			if !c.mayHave(v.chains[j]) {
+				continue
+			}
 			e, ok := c.entries[v.chains[j]]
 			if !ok {
 				continue
@@ -181,6 +196,7 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 			c.slab = c.slab[1:]
 			*e = antEntry{expires: now + ttl, ttl: ttl}
 			c.entries[key] = e
+			c.markSeen(key)
 		}
 		if m.TTL == "1h" && m.Index > b1h {
 			b1h = m.Index
@@ -194,9 +210,12 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		use.Write5m = v.tokensThrough(last) - v.tokensThrough(b1h)
 	}
 	if len(c.entries) > c.purgeAt {
+		clear(c.seen[:])
 		for k, e := range c.entries {
 			if e.expires < now {
 				delete(c.entries, k)
+			} else {
+				c.markSeen(k)
 			}
 		}
 		c.purgeAt = 2*len(c.entries) + 1024

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -10,11 +9,12 @@ import (
 func TestEventQueueOrder(t *testing.T) {
 	var q eventQueue
 	for i, due := range []float64{5, 1, 5, 3, 1} {
-		heap.Push(&q, queued{due: due, seq: uint64(i), ev: trace.Event{ID: string(rune('a' + i))}})
+		q = append(q, queued{due: due, seq: uint64(i), ev: trace.Event{ID: string(rune('a' + i))}})
 	}
+	q.sort()
 	got := ""
-	for q.Len() > 0 {
-		got += heap.Pop(&q).(queued).ev.ID
+	for _, it := range q {
+		got += it.ev.ID
 	}
 	// By time, ties in insertion order.
 	if got != "bedac" {

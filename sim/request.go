@@ -64,7 +64,7 @@ type Block struct {
 	Facts  []trace.Fact
 
 	nextUse  int   // clairvoyant: position of the next probe using the content
-	sigState uint8 // 1 when sig is computed
+	sigState uint8 // 1 when sig is computed, 2 when the text has too many trigrams for one
 	sig      gramSig
 
 	// Region policy state.
@@ -96,11 +96,22 @@ func gram(a, b, c byte) uint { return (uint(a)*961 + uint(b)*31 + uint(c)) & 255
 
 func sigOf(s string) gramSig {
 	var g gramSig
-	for i := 0; i+2 < len(s); i++ {
-		k := gram(s[i], s[i+1], s[i+2])
-		g[k>>6] |= 1 << (k & 63)
-	}
+	g.add(s)
 	return g
+}
+
+// add adds the trigrams of s to g.
+func (g *gramSig) add(s string) {
+	if len(s) < 3 {
+		return
+	}
+	a, b := s[0], s[1]
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		k := gram(a, b, c)
+		g[k>>6] |= 1 << (k & 63)
+		a, b = b, c
+	}
 }
 
 // covers reports whether every trigram of need is in g.
@@ -121,13 +132,11 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 	if b.Text == "" || len(b.Text) < len(f.Text) {
 		return false
 	}
-	if len(b.Text) <= sigMaxBytes {
-		if b.sigState == 0 {
-			b.sig, b.sigState = sigOf(b.Text), 1
-		}
-		if !b.sig.covers(need) {
-			return false
-		}
+	if b.sigState == 0 && len(b.Text) <= sigMaxBytes {
+		b.sig, b.sigState = sigOf(b.Text), 1
+	}
+	if b.sigState == 1 && !b.sig.covers(need) {
+		return false
 	}
 	return strings.Contains(b.Text, f.Text)
 }

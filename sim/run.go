@@ -154,12 +154,30 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	}
 	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: map[string]*trace.Event{}}
 	r.m.init(e, cm)
+	if err := r.run(ctx, src); err != nil {
+		return nil, err
+	}
+	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
+	r.m.finish(&res.Metrics, r.clock)
+	res.RecallByDepth = r.m.depthBuckets()
+	res.Warnings = append(res.Warnings, e.warnings...)
+	if ac, ok := cm.(*anthropicCache); ok && ac.Dropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d cache breakpoints beyond the 4 allowed were ignored", ac.Dropped))
+	}
+	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
+		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
+	}
+	return res, nil
+}
+
+// run applies the events of src and the inferences they call for.
+func (r *runner) run(ctx context.Context, src Source) error {
 	n := 0
 	for src.Scan() {
 		n++
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		ev := src.Event()
@@ -175,36 +193,28 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		}
 		if ev.Kind == trace.KindTask && r.m.taskText == "" && ev.Text != "" {
 			r.m.taskText = ev.Text
-			r.m.taskTokens = countText(e.tok, ev.Text)
+			r.m.taskTokens = countText(r.env.tok, ev.Text)
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
+			r.m.taskSig = sigOf(ev.Text)
 		}
-		r.q.push(queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
+		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
 		r.seq++
 	}
 	if err := src.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	r.drain()
 	if len(r.pending) > 0 {
 		// Probes after the last inference are asked of the context the
 		// policy would send next; that request is never sent, so what the
 		// policy did to build it is not counted.
+		e := r.env
 		ev, co, si, so := e.evictions, e.compactions, e.sumIn, e.sumOut
-		req := pol.request()
+		req := r.pol.request()
 		r.evalProbes(req, false)
 		e.evictions, e.compactions, e.sumIn, e.sumOut = ev, co, si, so
 	}
-	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
-	r.m.finish(&res.Metrics, r.clock)
-	res.RecallByDepth = r.m.depthBuckets()
-	res.Warnings = append(res.Warnings, e.warnings...)
-	if ac, ok := cm.(*anthropicCache); ok && ac.Dropped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d cache breakpoints beyond the 4 allowed were ignored", ac.Dropped))
-	}
-	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
-		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
-	}
-	return res, nil
+	return nil
 }
 
 func readAll(ctx context.Context, src Source) ([]trace.Event, error) {
@@ -281,6 +291,8 @@ type queued struct {
 	ev  trace.Event
 }
 
+// eventQueue holds the events that arrived since the last inference, in
+// arrival order, until drain applies them all.
 type eventQueue []queued
 
 func (q eventQueue) Len() int { return len(q) }
@@ -291,52 +303,16 @@ func (q eventQueue) Less(i, j int) bool {
 	return q[i].seq < q[j].seq
 }
 func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(queued)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
-}
 
-// push and pop are heap.Push and heap.Pop without boxing the event in an
-// interface (two allocations an event). (due, seq) is a total order, so any
-// heap pops the same sequence.
-func (q *eventQueue) push(it queued) {
-	*q = append(*q, it)
-	h := *q
-	for j := len(h) - 1; j > 0; {
-		i := (j - 1) / 2
-		if i == j || !h.Less(j, i) {
-			break
+// sort puts the queue in order of due time, ties in insertion order. Events
+// mostly arrive in that order already, which one pass checks.
+func (q eventQueue) sort() {
+	for i := 1; i < len(q); i++ {
+		if q.Less(i, i-1) {
+			sort.Sort(q) // (due, seq) is a total order: any sort gives the same
+			return
 		}
-		h.Swap(i, j)
-		j = i
 	}
-}
-
-func (q *eventQueue) pop() queued {
-	h := *q
-	n := len(h) - 1
-	h.Swap(0, n)
-	for i := 0; ; {
-		j := 2*i + 1
-		if j >= n {
-			break
-		}
-		if r := j + 1; r < n && h.Less(r, j) {
-			j = r
-		}
-		if !h.Less(j, i) {
-			break
-		}
-		h.Swap(i, j)
-		i = j
-	}
-	it := h[n]
-	h[n] = queued{} // let the event's strings go
-	*q = h[:n]
-	return it
 }
 
 type pendingProbe struct {
@@ -353,7 +329,6 @@ type runner struct {
 	m    meter
 
 	q       eventQueue
-	cur     queued // the event being applied
 	seq     uint64
 	clock   float64
 	anchor  float64 // virtual time the last inference finished
@@ -389,14 +364,20 @@ func (r *runner) dueTime(ev *trace.Event) float64 {
 	return due
 }
 
+// drain applies the queued events in order of due time. Applying one queues
+// nothing, so the queue is applied in place.
 func (r *runner) drain() {
-	for r.q.Len() > 0 {
-		r.cur = r.q.pop()
-		if r.cur.due > r.clock {
-			r.clock = r.cur.due
+	q := r.q
+	q.sort()
+	for i := range q {
+		it := &q[i]
+		if it.due > r.clock {
+			r.clock = it.due
 		}
-		r.apply(&r.cur.ev, r.cur.due)
+		r.apply(&it.ev, it.due)
 	}
+	clear(q) // let the events' strings go
+	r.q = q[:0]
 }
 
 func (r *runner) apply(ev *trace.Event, due float64) {
@@ -542,9 +523,11 @@ type meter struct {
 	taskText   string
 	taskTokens int // tokens of taskText
 	taskHash   uint64
-	taskIn     int // blocks holding the task text in the current request
+	taskSig    gramSig // trigrams of taskText
+	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
+	sigs   []gramSig // filters of the request's first blocks, see filter
 	view   prefixView
 	ratios []float64 // per-pair prefix stability
 	sizes  []int32   // request tokens, for input growth
@@ -552,6 +535,7 @@ type meter struct {
 	requests                        int
 	input, read, write, output      int64
 	reprefill, refetch              int64
+	dead, deadRep                   int64 // sums of the blocks' pending tokens, see pend
 	cost, ttftSum                   float64
 	peak                            int
 	overWindow                      int // requests larger than the window
@@ -589,12 +573,14 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	}
 	v := &m.view
 	v.chains, v.cum, v.rcum = v.chains[:lcpPtr], v.cum[:lcpPtr], v.rcum[:lcpPtr]
+	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
 	var h uint64
 	tot, rtot := 0, 0
 	if lcpPtr > 0 {
 		h, tot, rtot = v.chains[lcpPtr-1], v.cum[lcpPtr-1], v.rcum[lcpPtr-1]
 	}
-	for _, b := range blocks[lcpPtr:] {
+	for i := lcpPtr; i < n; i++ {
+		b := blocks[i]
 		h = chain(h, b.Hash)
 		tot += b.Tokens
 		if b.Refetched {
@@ -606,6 +592,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		b.seenAt = r
 		if b.since < 0 {
 			b.since = r
+			if b.sigState == 0 {
+				m.sign(b, i)
+			}
 			if m.taskText != "" && m.holdsTask(b) {
 				m.taskIn++
 				if !b.exempt {
@@ -671,7 +660,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		}
 		m.reprefill += part
 		if !b.exempt {
-			b.pendingReprefill += part
+			m.pend(b, b.pendingTokens, b.pendingReprefill+part)
 		}
 	}
 	for _, b := range blocks[lcpPtr:] {
@@ -729,7 +718,13 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		}
 	}
 	need := sigOf(p.Text)
-	for _, b := range req.Blocks {
+	for _, b := range req.Blocks[len(m.sigs):] {
+		m.sigs = append(m.sigs, b.filter())
+	}
+	for i, b := range req.Blocks {
+		if !m.sigs[i].covers(&need) {
+			continue // read from one array, not from each block
+		}
 		if b.since >= 0 && b.since <= memo.scannedAt {
 			continue // present at the last full search, and did not hold it
 		}
@@ -746,7 +741,7 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 // are pending dead tokens until a probe uses the content.
 func (m *meter) close(b *Block, r int) {
 	if !b.exempt && !b.Refetched && r > b.since {
-		b.pendingTokens += int64(b.Tokens-b.taskTokens) * int64(r-b.since)
+		m.pend(b, b.pendingTokens+int64(b.Tokens-b.taskTokens)*int64(r-b.since), b.pendingReprefill)
 	}
 	if b.taskState == 2 {
 		m.taskIn--
@@ -754,10 +749,21 @@ func (m *meter) close(b *Block, r int) {
 	b.since = -1
 }
 
+// pend sets the pending dead and re-prefill tokens of block b, keeping
+// their totals over all blocks. Task, system and refetched blocks never
+// have any.
+func (m *meter) pend(b *Block, tokens, reprefill int64) {
+	m.dead += tokens - b.pendingTokens
+	// Re-prefill of dead tokens counts as dead; a block's re-sent task
+	// tokens stay re-prefill.
+	m.deadRep += min(reprefill, tokens) - min(b.pendingReprefill, b.pendingTokens)
+	b.pendingTokens, b.pendingReprefill = tokens, reprefill
+}
+
 // used records that a probe at the current request used block b: its sends
 // so far, this request's included, were not dead.
 func (m *meter) used(b *Block) {
-	b.pendingTokens, b.pendingReprefill = 0, 0
+	m.pend(b, 0, 0)
 	if b.since >= 0 {
 		b.since = m.requests + 1
 	}
@@ -769,11 +775,69 @@ func (m *meter) holdsTask(b *Block) bool {
 	if b.taskState == 0 {
 		b.taskState = 1
 		if (b.Kind == BlockTask && b.Hash == m.taskHash) ||
-			(len(b.Text) >= len(m.taskText) && strings.Contains(b.Text, m.taskText)) {
+			(len(b.Text) >= len(m.taskText) && (b.sigState != 1 || b.sig.covers(&m.taskSig)) && strings.Contains(b.Text, m.taskText)) {
 			b.taskState = 2
 		}
 	}
 	return b.taskState == 2
+}
+
+// sign computes the trigram signature of block b, the i-th of the request
+// being measured, as sigOf would, but skipping runs of filler: a stand-in of
+// kilobytes gets a signature as selective as its facts'. The previous
+// request's i-th block is sometimes the same chunk before it grew (the
+// engine appends to one buffer): then only the appended bytes are read.
+func (m *meter) sign(b *Block, i int) {
+	if i < len(m.prev) {
+		if a := m.prev[i]; a.sigState == 1 && len(a.Text) >= 2 && len(a.Text) <= len(b.Text) &&
+			unsafe.StringData(a.Text) == unsafe.StringData(b.Text) {
+			b.sig = a.sig
+			signText(&b.sig, b.Text[len(a.Text)-2:], math.MaxInt)
+			b.sigState = 1
+			return
+		}
+	}
+	if signText(&b.sig, b.Text, sigMaxBytes) {
+		b.sigState = 1
+	} else {
+		b.sig, b.sigState = gramSig{}, 2
+	}
+}
+
+// filter is a signature that rules block b out of holding any fact whose
+// trigrams it lacks: its text's, or all trigrams if it lists facts or has
+// no signature.
+func (b *Block) filter() gramSig {
+	if b.sigState != 1 || len(b.Facts) > 0 {
+		return gramSig{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	}
+	return b.sig
+}
+
+// signText adds the trigrams of s to g, hashing at most limit bytes outside
+// runs of filler (a run adds only "~~~" and the trigrams across its ends);
+// it reports false if s has more.
+func signText(g *gramSig, s string, limit int) bool {
+	pos := 0
+	for {
+		i := strings.Index(s[pos:], fillerMark)
+		if i < 0 {
+			break
+		}
+		i += pos
+		// The trigrams that start before the run, up to its first two bytes.
+		if limit -= i - pos; limit < 0 {
+			return false
+		}
+		g.add(s[max(0, pos-2) : i+2])
+		g.add(fillerMark[:3])
+		pos = i + fillerRun(s[i:])
+	}
+	if limit -= len(s) - pos; limit < 0 {
+		return false
+	}
+	g.add(s[max(0, pos-2):])
+	return true
 }
 
 // commonTokens is the token length of the common prefix of two differing
@@ -883,18 +947,7 @@ func (m *meter) finish(out *Metrics, clock float64) {
 			m.close(b, m.requests+1)
 		}
 	}
-	var dead, deadRep int64
-	for _, st := range m.env.content {
-		for _, b := range st.blocks {
-			if b.exempt || b.Refetched {
-				continue
-			}
-			dead += b.pendingTokens
-			// Re-prefill of dead tokens counts as dead; a block's re-sent task
-			// tokens stay re-prefill.
-			deadRep += min(b.pendingReprefill, b.pendingTokens)
-		}
-	}
+	dead, deadRep := m.dead, m.deadRep
 	reprefill := m.reprefill - deadRep
 	n := int64(m.requests)
 	set := func(k string, v float64) { out.Set(k, v) }
