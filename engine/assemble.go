@@ -94,14 +94,28 @@ func (m Message) Tokens() int {
 	return t
 }
 
-// Request is an assembled request. It is immutable: consecutive requests
-// may share slices.
+// Request is an assembled request. Its System and Messages slices are the
+// assembler's and are valid until the next-but-one call of Assemble (they
+// are reused then): read them before, or Clone to keep. Consecutive
+// requests may share slices and text.
 type Request struct {
 	System       []Block
 	Messages     []Message
 	Tokens       int
 	SystemTokens int
 	SystemHash   uint64
+}
+
+// Clone returns a copy of the request that later calls of Assemble leave
+// as it is.
+func (req *Request) Clone() *Request {
+	out := *req
+	out.System = slices.Clone(req.System)
+	out.Messages = slices.Clone(req.Messages)
+	for i := range out.Messages {
+		out.Messages[i].Blocks = slices.Clone(out.Messages[i].Blocks)
+	}
+	return &out
 }
 
 // WriteText writes the request in a stable, diffable text form: one line
@@ -181,18 +195,25 @@ type sysGroup struct {
 }
 
 type assembler struct {
-	groups        []sysGroup // reused by every request
-	orderChanged  bool
-	sysKey        []uint64
-	msgKey        []uint64
-	spareKeys     [2][]uint64 // the key buffers not in use, reused
-	system        []Block
-	sysTokens     int
-	sysHash       uint64
-	prevSysHash   uint64
-	havePrev      bool
-	msgs          []Message
-	msgTokens     int
+	groups       []sysGroup // reused by every request
+	orderChanged bool
+	sysKey       []uint64
+	msgKey       []uint64
+	spareKeys    [2][]uint64 // the key buffers not in use, reused
+	system       []Block
+	sysTokens    int
+	sysHash      uint64
+	prevSysHash  uint64
+	havePrev     bool
+	msgs         []Message
+	msgTokens    int
+	// The slices the previous request but one was built in: a request's
+	// slices stay as they are until the next-but-one Assemble, then are
+	// reused (an allocation and its scanning per changed request).
+	spareSys      []Block
+	spareMsgs     []Message
+	spareMark     []Block // markMessageBreakpoint's copies, likewise
+	mark          []Block
 	msgSysChgd    bool
 	stableChanges map[string]int
 	uses, results map[string]bool // finishMessages' tool call ids
@@ -262,13 +283,17 @@ func (c *Context) Assemble() *Request {
 			}
 			return x.prio - y.prio
 		})
-		blocks := make([]Block, 0, n)
+		blocks := slices.Grow(a.spareSys[:0], n)
 		for _, g := range groups {
 			blocks = append(blocks, g.blocks...)
 		}
 		clear(groups) // holds no blocks between requests
 		a.groups = groups
+		if old := a.spareSys; len(old) > n {
+			clear(old[n:]) // holds no stale text
+		}
 		c.watchStable(a.system, blocks)
+		a.spareSys = a.system
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		a.sysKey, sysKey = sysKey, a.sysKey
 	}
@@ -284,7 +309,7 @@ func (c *Context) Assemble() *Request {
 				n += len(r.rend.msgs)
 			}
 		}
-		msgs := append(make([]Message, 0, n), preamble...)
+		msgs := append(slices.Grow(a.spareMsgs[:0], n), preamble...)
 		// The windows' sums say whether finishMessages would strip or drop
 		// anything; the seams between windows are checked here.
 		tokens, users, bad := 0, 0, len(preamble)
@@ -305,6 +330,10 @@ func (c *Context) Assemble() *Request {
 		if lastInfo.uses {
 			bad++
 		}
+		if old := a.spareMsgs; len(old) > len(msgs) {
+			clear(old[len(msgs):]) // holds no stale blocks
+		}
+		a.spareMsgs = a.msgs
 		if bad == 0 {
 			a.msgs, a.msgTokens = a.finishPaired(msgs, sysChanged, tokens, users > 0)
 		} else {
@@ -450,7 +479,7 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	if !pairedLocally(msgs) {
 		msgs = a.stripOrphans(msgs)
 	}
-	markMessageBreakpoint(msgs, sysChanged)
+	a.markMessageBreakpoint(msgs, sysChanged)
 	// Messages are moved down only once one is dropped: copying each onto
 	// itself would cost a write barrier per message for nothing.
 	n := 0
@@ -491,7 +520,7 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 // finishPaired is finishMessages for messages that are paired locally and
 // none empty, holding tokens in all: nothing is stripped nor dropped.
 func (a *assembler) finishPaired(msgs []Message, sysChanged bool, tokens int, hasUser bool) ([]Message, int) {
-	markMessageBreakpoint(msgs, sysChanged)
+	a.markMessageBreakpoint(msgs, sysChanged)
 	if !hasUser {
 		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
 		tokens += msgs[len(msgs)-1].Tokens()
@@ -505,7 +534,7 @@ func (a *assembler) finishPaired(msgs []Message, sysChanged bool, tokens int, ha
 
 // markMessageBreakpoint flags the message breakpoint, on a copy of the
 // message's blocks, unless the system blocks changed.
-func markMessageBreakpoint(msgs []Message, sysChanged bool) {
+func (a *assembler) markMessageBreakpoint(msgs []Message, sysChanged bool) {
 	if sysChanged {
 		return
 	}
@@ -518,8 +547,9 @@ func markMessageBreakpoint(msgs []Message, sysChanged bool) {
 	if idx >= 0 {
 		m := msgs[idx]
 		m.Breakpoint = true
-		m.Blocks = append([]Block(nil), m.Blocks...)
+		m.Blocks = append(a.spareMark[:0], m.Blocks...)
 		m.Blocks[len(m.Blocks)-1].Breakpoint = true
+		a.spareMark, a.mark = a.mark, m.Blocks
 		msgs[idx] = m
 	}
 }

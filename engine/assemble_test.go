@@ -67,6 +67,7 @@ conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
 					c.CallTool("context_delete", args)
 				default:
 					c.Assemble()
+					prevSnap = nil // prev is valid until the next-but-one Assemble only
 				}
 				if rng.IntN(3) == 0 {
 					continue // several writes between requests
@@ -80,7 +81,7 @@ conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
 				prev, prevSnap = req, nil
 				for j := 0; prevBlock(req, j) != nil; j++ {
 					b := prevBlock(req, j)
-					prevSnap = append(prevSnap, snap{b.Text, b.Hash})
+					prevSnap = append(prevSnap, snap{strings.Clone(b.Text), b.Hash})
 				}
 				// sameAsFresh drops the caches: compare on a copy of the
 				// request, then carry on from the fresh state half the time.
@@ -229,5 +230,27 @@ log = { kind = "clearable", max_tokens = 12000, volatility = "grows" }
 				}
 			}
 		})
+	}
+}
+
+// A request's slices are reused from the next-but-one Assemble on; a Clone
+// stays as it was.
+func TestRequestClone(t *testing.T) {
+	c := newCtx(t, "notes = { kind = \"temporary\", max_tokens = 5000 }\nconv = { kind = \"sliding_window\", max_items = 10 }\n", Options{})
+	mustWrite(t, c, "notes", "first")
+	c.AddUser("hello")
+	kept := c.Assemble().Clone()
+	want := new(strings.Builder)
+	kept.WriteText(want)
+	for i := range 4 {
+		mustWrite(t, c, "notes", fmt.Sprint("more ", i))
+		c.AddAssistant(fmt.Sprint("reply ", i), nil)
+		c.AddUser(fmt.Sprint("ask ", i))
+		c.Assemble()
+	}
+	got := new(strings.Builder)
+	kept.WriteText(got)
+	if got.String() != want.String() {
+		t.Fatalf("a cloned request changed:\n%s\nwas\n%s", got, want)
 	}
 }

@@ -44,8 +44,9 @@
 // chunk start (the boundaries are those of a full render). A grows
 // region's chunks share 64 KB slabs, and a sliding window keeps running
 // sums of its messages, so that a request needing no stripping is finished
-// without walking them. Requests are immutable once returned; consecutive
-// requests may share block slices and text.
+// without walking them. A request's System and Messages slices are
+// reused from the next-but-one Assemble on (Request.Clone keeps one);
+// consecutive requests may share block slices and text.
 //
 // The Extractive summariser scores a line once per call; ASCII lines take
 // one allocation-free pass, and its cost is linear in the content. Inside a
