@@ -285,7 +285,7 @@ func (c *Context) Assemble() *Request {
 		})
 		blocks := slices.Grow(a.spareSys[:0], n)
 		for _, g := range groups {
-			blocks = append(blocks, g.blocks...)
+			blocks = appendBlocks(blocks, g.blocks)
 		}
 		clear(groups) // holds no blocks between requests
 		a.groups = groups
@@ -318,7 +318,7 @@ func (c *Context) Assemble() *Request {
 		for _, r := range c.regions {
 			if !r.hidden && r.kind == KindSlidingWindow && len(r.rend.msgs) > 0 {
 				rd := &r.rend
-				msgs = append(msgs, rd.msgs...)
+				msgs = appendMessages(msgs, rd.msgs)
 				end := rd.msgInfo[len(rd.msgInfo)-1]
 				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
 				if last == nil && rd.msgInfo[0].results || last != nil && !pairOK(last, &rd.msgs[0]) {
@@ -346,6 +346,46 @@ func (c *Context) Assemble() *Request {
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
 	return &Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash}
+}
+
+// appendBlocks is append(dst, src...) for a dst whose spare capacity holds
+// the request before last, mostly the same blocks: a block whose strings
+// its slot holds already gets only its other fields written, since copying
+// it whole costs a write barrier per string while the GC marks.
+func appendBlocks(dst, src []Block) []Block {
+	n := len(dst)
+	if cap(dst)-n < len(src) {
+		return append(dst, src...)
+	}
+	dst = dst[:n+len(src)]
+	for i := range src {
+		d, s := &dst[n+i], &src[i]
+		if d.Text != s.Text || d.Region != s.Region || d.ToolCallID != s.ToolCallID || d.ToolName != s.ToolName || d.Args != nil || s.Args != nil {
+			*d = *s
+			continue
+		}
+		d.Tokens, d.Hash, d.stamp = s.Tokens, s.Hash, s.stamp
+		d.Role, d.Type, d.Cache, d.Volatility, d.Breakpoint, d.IsError = s.Role, s.Type, s.Cache, s.Volatility, s.Breakpoint, s.IsError
+	}
+	return dst
+}
+
+// appendMessages is appendBlocks for messages.
+func appendMessages(dst, src []Message) []Message {
+	n := len(dst)
+	if cap(dst)-n < len(src) {
+		return append(dst, src...)
+	}
+	dst = dst[:n+len(src)]
+	for i := range src {
+		d, s := &dst[n+i], &src[i]
+		if cap(d.Blocks) == 0 || len(d.Blocks) != len(s.Blocks) || cap(d.Blocks) != cap(s.Blocks) || &d.Blocks[:1][0] != &s.Blocks[:1][0] {
+			*d = *s
+			continue
+		}
+		d.Role, d.Breakpoint = s.Role, s.Breakpoint
+	}
+	return dst
 }
 
 // watchStable counts changes to blocks of regions declared stable (compared
