@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -252,5 +253,47 @@ func TestRequestClone(t *testing.T) {
 	kept.WriteText(got)
 	if got.String() != want.String() {
 		t.Fatalf("a cloned request changed:\n%s\nwas\n%s", got, want)
+	}
+}
+
+// TestAppendCopiesEveryField guards the write-barrier-free copies: a field
+// added to Block or Message must be copied when a slot already holds the same
+// strings (or block slice), or requests would carry stale values.
+func TestAppendCopiesEveryField(t *testing.T) {
+	text, region := "same text", "same region"
+	src := Block{Region: region, Text: text}
+	v := reflect.ValueOf(&src).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() == reflect.String || f.Kind() == reflect.Slice {
+			continue // compared, not copied over: the fast path needs them equal
+		}
+		f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem()
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			f.SetUint(uint64(i + 1))
+		default:
+			t.Fatalf("Block.%s: kind %s not covered by this test; extend it and appendBlocks", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	dst := make([]Block, 0, 2)
+	dst = append(dst, Block{}, Block{Region: region, Text: text})[:1] // a stale slot with the same strings
+	if got := appendBlocks(dst, []Block{src}); !reflect.DeepEqual(got[1], src) {
+		t.Errorf("appendBlocks over a slot with the same strings:\n got %+v\nwant %+v", got[1], src)
+	}
+
+	blocks := []Block{src}
+	msg := Message{Blocks: blocks, Role: RoleAssistant, Breakpoint: true}
+	if n := reflect.TypeOf(msg).NumField(); n != 3 {
+		t.Fatalf("Message has %d fields: extend appendMessages and this test", n)
+	}
+	mdst := make([]Message, 0, 2)
+	mdst = append(mdst, Message{}, Message{Blocks: blocks})[:1]
+	if got := appendMessages(mdst, []Message{msg}); !reflect.DeepEqual(got[1], msg) {
+		t.Errorf("appendMessages over a slot with the same blocks:\n got %+v\nwant %+v", got[1], msg)
 	}
 }
