@@ -29,6 +29,8 @@ type env struct {
 	arrived int64               // tokens of content that has entered the context so far
 	// refetching marks blocks made while the agent re-fetches evicted results.
 	refetching bool
+	// series: a SeriesSink reads each request's Regions (nothing else does).
+	series bool
 
 	evictions     int
 	compactions   int

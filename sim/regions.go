@@ -406,13 +406,15 @@ func (p *regionPolicy) request() *Request {
 		}
 	}
 	p.prev = append(p.prev[:0], p.req.Blocks...)
-	p.occ = p.ctx.AppendOccupancy(p.occ[:0])
-	for _, u := range p.occ {
-		if u.Tokens > 0 {
-			p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
+	if p.env.series {
+		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
+		for _, u := range p.occ {
+			if u.Tokens > 0 {
+				p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
+			}
 		}
+		slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
 	}
-	slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
 	// Forget converted blocks that left the request a while ago.
 	if p.nreq%512 == 0 {
 		for key, b := range p.cache {

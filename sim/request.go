@@ -154,7 +154,8 @@ type CacheMark struct {
 type Request struct {
 	Blocks []*Block
 	Marks  []CacheMark
-	// Regions is the per-region occupancy (sorted by name) for region policies.
+	// Regions is the per-region occupancy (sorted by name) for region policies,
+	// filled only when the run has a SeriesSink.
 	Regions []RegionTokens
 	// same is a policy's promise that its first same blocks are the very
 	// blocks of its previous request (0 promises nothing).
