@@ -30,3 +30,27 @@ func TestSignTextIsSigOf(t *testing.T) {
 		t.Error("signText hashed more than its limit")
 	}
 }
+
+// countSigned counts as countText and signs as signText with sigMaxBytes.
+func TestCountSigned(t *testing.T) {
+	run := strings.Repeat(fillerByte, 40)
+	texts := []string{"a", "ab~", run, "x" + run, run + "y", "ab" + run + "cd" + run + "e",
+		standIn(5000, nil) + "tail" + run, strings.Repeat("abc", 1000) + run, run + strings.Repeat("abc", 682) + "ab"}
+	bpe, err := NewTokenizer("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []Tokenizer{mustTok(t), bpe} {
+		for _, tx := range texts {
+			n, g, ok := countSigned(tok, tx)
+			var want gramSig
+			wantOK := signText(&want, tx, sigMaxBytes)
+			if !wantOK {
+				want = gramSig{}
+			}
+			if n != countText(tok, tx) || ok != wantOK || g != want {
+				t.Errorf("countSigned(%.30q) = %d, %v; want %d, %v", tx, n, ok, countText(tok, tx), wantOK)
+			}
+		}
+	}
+}
