@@ -42,7 +42,8 @@ type regionPolicy struct {
 	regions   map[string]*regionState
 
 	cache  map[uint64]*Block // converted engine blocks by content key
-	prev   []*Block
+	prev   []*Block          // the last request's blocks
+	spare  []*Block          // the array of the request before, to build the next in
 	req    Request
 	nreq   int
 	warned map[string]bool
@@ -336,8 +337,9 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		p.env.record(b)
 	} else {
 		b.ID = p.arena.regionBlockID(eb.Region, eb.Hash)
-		if !rs.seen[eb.Hash] {
-			rs.seen[eb.Hash] = true
+		n := len(rs.seen)
+		rs.seen[eb.Hash] = true // one map operation, not a lookup and an insert
+		if len(rs.seen) > n {
 			p.env.arrived += int64(b.Tokens)
 		}
 	}
@@ -390,7 +392,7 @@ func (p *regionPolicy) request() *Request {
 			p.req.Marks = append(p.req.Marks, CacheMark{Index: len(p.req.Blocks) - 1, TTL: "5m"})
 		}
 	}
-	p.req.Blocks = append(p.req.Blocks, p.sys...)
+	p.req.Blocks = append(p.spare[:0], p.sys...)
 	k = min(len(p.sys), len(p.prev))
 	sysMarks := 0
 	for i := range er.System {
@@ -428,7 +430,8 @@ func (p *regionPolicy) request() *Request {
 			j++
 		}
 	}
-	p.prev = append(p.prev[:0], p.req.Blocks...)
+	// The request's blocks are the next one's prev, not a copy of them.
+	p.spare, p.prev = p.prev, p.req.Blocks
 	if p.env.series {
 		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
 		for _, u := range p.occ {
