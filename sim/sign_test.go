@@ -54,3 +54,27 @@ func TestCountSigned(t *testing.T) {
 		}
 	}
 }
+
+// A wide signature holds every substring of its text, and one extended
+// from a prefix's is the whole text's.
+func TestWideSig(t *testing.T) {
+	tx := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40) + standIn(300, nil) + "end"
+	var w wideSig
+	w.add(tx)
+	for i := 0; i+20 <= len(tx); i += 7 {
+		if !w.holds(tx[i : i+20]) {
+			t.Fatalf("wide signature lacks %q", tx[i:i+20])
+		}
+	}
+	if w.holds("zzqxj") {
+		t.Error("wide signature holds trigrams its text lacks")
+	}
+	for _, cut := range []int{2, 100, len(tx) - 1} {
+		var g wideSig
+		g.add(tx[:cut])
+		g.add(tx[cut-2:])
+		if g != w {
+			t.Errorf("wide signature grown at %d differs", cut)
+		}
+	}
+}
