@@ -42,6 +42,7 @@ type regionPolicy struct {
 	regions   map[string]*regionState
 
 	cache  map[uint64]*Block // converted engine blocks by content key
+	cached []*Block          // the blocks in cache, in the order converted
 	prev   []*Block          // the last request's blocks
 	spare  []*Block          // the array of the request before, to build the next in
 	req    Request
@@ -383,6 +384,7 @@ func (p *regionPolicy) request() *Request {
 			} else {
 				b = p.convert(eb, key)
 				p.cache[key] = b
+				p.cached = append(p.cached, b)
 			}
 		}
 		b.pos = len(p.req.Blocks)
@@ -442,12 +444,19 @@ func (p *regionPolicy) request() *Request {
 		slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
 	}
 	// Forget converted blocks that left the request a while ago.
+	// A slice is walked faster than the map, in the order the blocks were
+	// allocated.
 	if p.nreq%512 == 0 {
-		for key, b := range p.cache {
+		kept := p.cached[:0]
+		for _, b := range p.cached {
 			if b.used < p.nreq-8 {
-				delete(p.cache, key)
+				delete(p.cache, b.key)
+			} else {
+				kept = append(kept, b)
 			}
 		}
+		clear(p.cached[len(kept):])
+		p.cached = kept
 	}
 	return &p.req
 }
