@@ -29,6 +29,8 @@ type env struct {
 	arrived int64               // tokens of content that has entered the context so far
 	// refetching marks blocks made while the agent re-fetches evicted results.
 	refetching bool
+	// series: a SeriesSink reads each request's Regions (nothing else does).
+	series bool
 
 	evictions     int
 	compactions   int
@@ -75,16 +77,29 @@ func (e *env) newBlock(kind BlockKind, id, text string, size int, facts []trace.
 
 // newBlockHashed is newBlock for content whose hash is known already.
 func (e *env) newBlockHashed(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64) *Block {
-	tokens := e.tok.CountBytes(size)
-	if text != "" {
-		tokens = countText(e.tok, text)
-	}
-	return e.newBlockCounted(kind, id, text, size, facts, hash, tokens)
+	b := e.makeBlockSigned(kind, id, text, size, facts, hash)
+	e.record(b)
+	return b
 }
 
-// newBlockCounted is newBlockHashed for content whose tokens are counted
-// already.
-func (e *env) newBlockCounted(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64, tokens int) *Block {
+// makeBlockSigned is makeBlock counting the tokens, and signing the text
+// for the meter in the same pass (it finds the runs of filler that signing
+// skips anyway).
+func (e *env) makeBlockSigned(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64) *Block {
+	if text == "" {
+		return e.makeBlock(kind, id, text, size, facts, hash, e.tok.CountBytes(size))
+	}
+	tokens, sig, ok := countSigned(e.tok, text)
+	b := e.makeBlock(kind, id, text, size, facts, hash, tokens)
+	b.sig, b.sigState = sig, 2
+	if ok {
+		b.sigState = 1
+	}
+	return b
+}
+
+// makeBlock makes a block that record has yet to enter in env.content.
+func (e *env) makeBlock(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64, tokens int) *Block {
 	b := e.allocBlock()
 	*b = Block{ID: id, Kind: kind, Text: text, Size: size, since: -1, nextUse: -1,
 		exempt: kind == BlockTask || kind == BlockSystem, Refetched: e.refetching}
@@ -93,12 +108,18 @@ func (e *env) newBlockCounted(kind BlockKind, id, text string, size int, facts [
 	}
 	b.Tokens = tokens
 	b.Hash = hash
-	st, known := e.content[id]
+	return b
+}
+
+// record enters block b under its content id, counting the content's
+// arrival the first time the id is seen.
+func (e *env) record(b *Block) {
+	st, known := e.content[b.ID]
 	if !known {
 		e.arrived += int64(b.Tokens)
 		st = e.allocStat()
 		st.arrivedAt = e.arrived
-		e.content[id] = st
+		e.content[b.ID] = st
 	}
 	if !b.Refetched {
 		st.blocks = append(st.blocks, b)
@@ -106,7 +127,6 @@ func (e *env) newBlockCounted(kind BlockKind, id, text string, size int, facts [
 			e.factIdx[f.ID] = append(e.factIdx[f.ID], b)
 		}
 	}
-	return b
 }
 
 // eventBlock makes the block of a trace event, or nil for events that carry
@@ -452,6 +472,34 @@ func countSegments(tok Tokenizer, text string, from, before int) (n, last, befor
 		pos = j
 	}
 	return n + tok.Count(text[pos:]), pos, n, false
+}
+
+// countSigned is countText that also computes the signature signText would
+// with limit sigMaxBytes, reporting false (and no signature) where signText
+// would: both walk the same runs of filler.
+func countSigned(tok Tokenizer, text string) (n int, g gramSig, ok bool) {
+	pos, left := 0, sigMaxBytes
+	for {
+		i := strings.Index(text[pos:], fillerMark)
+		if i < 0 {
+			break
+		}
+		i += pos
+		n += tok.Count(text[pos:i])
+		if left -= i - pos; left >= 0 {
+			g.add(text[max(0, pos-2) : i+2])
+			g.add(fillerMark[:3])
+		}
+		j := i + fillerRun(text[i:])
+		n += tok.CountBytes(j - i)
+		pos = j
+	}
+	n += tok.Count(text[pos:])
+	if left -= len(text) - pos; left < 0 {
+		return n, gramSig{}, false
+	}
+	g.add(text[max(0, pos-2):])
+	return n, g, true
 }
 
 // grownCount remembers the last text counted for a block that grows by

@@ -39,18 +39,39 @@ type regionPolicy struct {
 
 	callEvent map[string]string // tool call id -> tool_result event id
 	refetched map[string]bool   // call ids of refetch calls
-	kinds     map[string]engine.Kind
+	regions   map[string]*regionState
 
 	cache  map[uint64]*Block // converted engine blocks by content key
-	prev   []*Block
+	cached []*Block          // the blocks in cache, in the order converted
+	prev   []*Block          // the last request's blocks
+	spare  []*Block          // the array of the request before, to build the next in
 	req    Request
 	nreq   int
 	warned map[string]bool
-	occ    []engine.RegionUsage   // reused by every request
-	grown  map[string]*grownCount // per region: its last system block counted
-	chunk  map[string]*Block      // per region: its last system block converted
-	arena  textArena              // bytes of converted blocks' ids and tool-use texts
-	calls  []engine.ToolCall      // reused by every assistant turn
+	occ    []engine.RegionUsage // reused by every request
+	arena  textArena            // bytes of converted blocks' ids and tool-use texts
+	calls  []engine.ToolCall    // reused by every assistant turn
+}
+
+// regionState is what converting blocks keeps of one region.
+type regionState struct {
+	kind  engine.Kind
+	grown grownCount // its last system block counted
+	chunk *Block     // its last system block converted
+	// seen holds the hashes of its blocks with a synthetic id (region#hash),
+	// which no probe names: they are kept out of env.content, whose string
+	// keys and kept blocks cost more, and only their arrival is counted.
+	seen map[uint64]bool
+}
+
+// region returns the state of the region called name.
+func (p *regionPolicy) region(name string) *regionState {
+	rs := p.regions[name]
+	if rs == nil {
+		rs = &regionState{seen: map[uint64]bool{}}
+		p.regions[name] = rs
+	}
+	return rs
 }
 
 // parsedBlueprint is an embedded blueprint parsed once.
@@ -101,8 +122,8 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 	}
 	p := &regionPolicy{env: e, bp: bp,
 		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
-		callEvent: map[string]string{}, refetched: map[string]bool{}, kinds: map[string]engine.Kind{},
-		cache: map[uint64]*Block{}, warned: map[string]bool{}, grown: map[string]*grownCount{}, chunk: map[string]*Block{}}
+		callEvent: map[string]string{}, refetched: map[string]bool{}, regions: map[string]*regionState{},
+		cache: map[uint64]*Block{}, warned: map[string]bool{}}
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.
 	probe := p.opt
@@ -160,7 +181,7 @@ func (p *regionPolicy) start() bool {
 	}
 	p.ctx = c
 	for _, u := range c.Occupancy() {
-		p.kinds[u.Name] = u.Kind
+		p.region(u.Name).kind = u.Kind
 	}
 	return true
 }
@@ -278,14 +299,12 @@ func blockKey(eb *engine.Block) uint64 {
 // convert makes the simulator block of an engine block.
 func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	kind := BlockRegion
-	id := p.arena.regionBlockID(eb.Region, eb.Hash)
 	text := eb.Text
+	evID, isEvent := "", false
 	switch eb.Type {
 	case engine.BlockToolResult:
 		kind = BlockToolResult
-		if evID, ok := p.callEvent[eb.ToolCallID]; ok {
-			id = evID
-		}
+		evID, isEvent = p.callEvent[eb.ToolCallID]
 	case engine.BlockToolUse:
 		kind = BlockAssistant
 		text = p.arena.toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
@@ -297,30 +316,37 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 			kind = BlockAssistant
 		}
 	}
+	rs := p.region(eb.Region)
 	// The engine hashed the content already; the key adds region, role and type.
 	var b *Block
 	if eb.Role == engine.RoleSystem && eb.Type == engine.BlockText && text != "" {
 		// A region's open last chunk grows by appending: count only what
 		// follows the part counted for its previous version.
-		g := p.grown[eb.Region]
-		if g == nil {
-			g = &grownCount{}
-			p.grown[eb.Region] = g
-		}
-		b = p.env.newBlockCounted(kind, id, text, 0, nil, key, g.count(p.env.tok, text))
+		b = p.env.makeBlock(kind, "", text, 0, nil, key, rs.grown.count(p.env.tok, text))
 		// What the chunk held before it grew was sent already (re-prefill
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
-		if old := p.chunk[eb.Region]; old != nil && old.sent && len(text) > len(old.Text) && commonPrefix(old.Text, text) == len(old.Text) {
+		if old := rs.chunk; old != nil && old.sent && len(text) > len(old.Text) && commonPrefix(old.Text, text) == len(old.Text) {
 			b.prior = min(sharedTokens(p.env.tok, len(old.Text), old.Tokens), b.Tokens)
 		}
-		p.chunk[eb.Region] = b
+		rs.chunk = b
 	} else {
-		b = p.env.newBlockHashed(kind, id, text, 0, nil, key)
+		b = p.env.makeBlockSigned(kind, "", text, 0, nil, key)
+	}
+	if isEvent {
+		b.ID = evID
+		p.env.record(b)
+	} else {
+		b.ID = p.arena.regionBlockID(eb.Region, eb.Hash)
+		n := len(rs.seen)
+		rs.seen[eb.Hash] = true // one map operation, not a lookup and an insert
+		if len(rs.seen) > n {
+			p.env.arrived += int64(b.Tokens)
+		}
 	}
 	b.Region = eb.Region
 	b.key = key
-	if eb.Role == engine.RoleSystem && p.kinds[eb.Region] == engine.KindPinned {
+	if eb.Role == engine.RoleSystem && rs.kind == engine.KindPinned {
 		b.exempt = true // instructions and the task, as for flat policies
 	}
 	if p.refetched[eb.ToolCallID] {
@@ -358,6 +384,7 @@ func (p *regionPolicy) request() *Request {
 			} else {
 				b = p.convert(eb, key)
 				p.cache[key] = b
+				p.cached = append(p.cached, b)
 			}
 		}
 		b.pos = len(p.req.Blocks)
@@ -367,7 +394,7 @@ func (p *regionPolicy) request() *Request {
 			p.req.Marks = append(p.req.Marks, CacheMark{Index: len(p.req.Blocks) - 1, TTL: "5m"})
 		}
 	}
-	p.req.Blocks = append(p.req.Blocks, p.sys...)
+	p.req.Blocks = append(p.spare[:0], p.sys...)
 	k = min(len(p.sys), len(p.prev))
 	sysMarks := 0
 	for i := range er.System {
@@ -405,21 +432,31 @@ func (p *regionPolicy) request() *Request {
 			j++
 		}
 	}
-	p.prev = append(p.prev[:0], p.req.Blocks...)
-	p.occ = p.ctx.AppendOccupancy(p.occ[:0])
-	for _, u := range p.occ {
-		if u.Tokens > 0 {
-			p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
-		}
-	}
-	slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
-	// Forget converted blocks that left the request a while ago.
-	if p.nreq%512 == 0 {
-		for key, b := range p.cache {
-			if b.used < p.nreq-8 {
-				delete(p.cache, key)
+	// The request's blocks are the next one's prev, not a copy of them.
+	p.spare, p.prev = p.prev, p.req.Blocks
+	if p.env.series {
+		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
+		for _, u := range p.occ {
+			if u.Tokens > 0 {
+				p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
 			}
 		}
+		slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
+	}
+	// Forget converted blocks that left the request a while ago.
+	// A slice is walked faster than the map, in the order the blocks were
+	// allocated.
+	if p.nreq%512 == 0 {
+		kept := p.cached[:0]
+		for _, b := range p.cached {
+			if b.used < p.nreq-8 {
+				delete(p.cache, b.key)
+			} else {
+				kept = append(kept, b)
+			}
+		}
+		clear(p.cached[len(kept):])
+		p.cached = kept
 	}
 	return &p.req
 }

@@ -66,6 +66,7 @@ type Block struct {
 	nextUse  int   // clairvoyant: position of the next probe using the content
 	sigState uint8 // 1 when sig is computed, 2 when the text has too many trigrams for one
 	sig      gramSig
+	wide     *wideSig // for a text too long for sig: made at its first search, or grown from its previous version's
 
 	// Region policy state.
 	key  uint64 // engine block identity
@@ -138,7 +139,56 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 	if b.sigState == 1 && !b.sig.covers(need) {
 		return false
 	}
+	if b.sigState == 2 {
+		// Long texts (summaries, instructions) are searched for many facts:
+		// a wider set of their trigrams rules most of them out.
+		if b.wide == nil {
+			b.wide = new(wideSig)
+			b.wide.add(b.Text)
+		}
+		if !b.wide.holds(f.Text) {
+			return false
+		}
+	}
 	return strings.Contains(b.Text, f.Text)
+}
+
+// wideSig is a 4096-bit set of a long text's byte trigrams.
+type wideSig [64]uint64
+
+func wideGram(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9e3779b1 >> 20
+}
+
+// add adds the trigrams of s to w.
+func (w *wideSig) add(s string) {
+	if len(s) < 3 {
+		return
+	}
+	a, b := s[0], s[1]
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		k := wideGram(a, b, c)
+		w[k>>6] |= 1 << (k & 63)
+		a, b = b, c
+	}
+}
+
+// holds reports whether w has every trigram of s.
+func (w *wideSig) holds(s string) bool {
+	if len(s) < 3 {
+		return true
+	}
+	a, b := s[0], s[1]
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		k := wideGram(a, b, c)
+		if w[k>>6]&(1<<(k&63)) == 0 {
+			return false
+		}
+		a, b = b, c
+	}
+	return true
 }
 
 // CacheMark is a cache breakpoint: the prefix up to and including block Index
@@ -154,7 +204,8 @@ type CacheMark struct {
 type Request struct {
 	Blocks []*Block
 	Marks  []CacheMark
-	// Regions is the per-region occupancy (sorted by name) for region policies.
+	// Regions is the per-region occupancy (sorted by name) for region policies,
+	// filled only when the run has a SeriesSink.
 	Regions []RegionTokens
 	// same is a policy's promise that its first same blocks are the very
 	// blocks of its previous request (0 promises nothing).

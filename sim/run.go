@@ -138,7 +138,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
-		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}, series: cfg.Series != nil}
 	var fut *future
 	if spec.Name == "clairvoyant" {
 		evs, err := readAll(ctx, src)
@@ -789,11 +789,20 @@ func (m *meter) holdsTask(b *Block) bool {
 // engine appends to one buffer): then only the appended bytes are read.
 func (m *meter) sign(b *Block, i int) {
 	if i < len(m.prev) {
-		if a := m.prev[i]; a.sigState == 1 && len(a.Text) >= 2 && len(a.Text) <= len(b.Text) &&
-			unsafe.StringData(a.Text) == unsafe.StringData(b.Text) {
+		a := m.prev[i]
+		grown := len(a.Text) >= 2 && len(a.Text) <= len(b.Text) && unsafe.StringData(a.Text) == unsafe.StringData(b.Text)
+		if grown && a.sigState == 1 {
 			b.sig = a.sig
 			signText(&b.sig, b.Text[len(a.Text)-2:], math.MaxInt)
 			b.sigState = 1
+			return
+		}
+		if grown && a.wide != nil {
+			// Too long for a signature, as a was: extend a's wide one.
+			b.sigState = 2
+			b.wide = new(wideSig)
+			*b.wide = *a.wide
+			b.wide.add(b.Text[len(a.Text)-2:])
 			return
 		}
 	}

@@ -30,3 +30,51 @@ func TestSignTextIsSigOf(t *testing.T) {
 		t.Error("signText hashed more than its limit")
 	}
 }
+
+// countSigned counts as countText and signs as signText with sigMaxBytes.
+func TestCountSigned(t *testing.T) {
+	run := strings.Repeat(fillerByte, 40)
+	texts := []string{"a", "ab~", run, "x" + run, run + "y", "ab" + run + "cd" + run + "e",
+		standIn(5000, nil) + "tail" + run, strings.Repeat("abc", 1000) + run, run + strings.Repeat("abc", 682) + "ab"}
+	bpe, err := NewTokenizer("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []Tokenizer{mustTok(t), bpe} {
+		for _, tx := range texts {
+			n, g, ok := countSigned(tok, tx)
+			var want gramSig
+			wantOK := signText(&want, tx, sigMaxBytes)
+			if !wantOK {
+				want = gramSig{}
+			}
+			if n != countText(tok, tx) || ok != wantOK || g != want {
+				t.Errorf("countSigned(%.30q) = %d, %v; want %d, %v", tx, n, ok, countText(tok, tx), wantOK)
+			}
+		}
+	}
+}
+
+// A wide signature holds every substring of its text, and one extended
+// from a prefix's is the whole text's.
+func TestWideSig(t *testing.T) {
+	tx := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40) + standIn(300, nil) + "end"
+	var w wideSig
+	w.add(tx)
+	for i := 0; i+20 <= len(tx); i += 7 {
+		if !w.holds(tx[i : i+20]) {
+			t.Fatalf("wide signature lacks %q", tx[i:i+20])
+		}
+	}
+	if w.holds("zzqxj") {
+		t.Error("wide signature holds trigrams its text lacks")
+	}
+	for _, cut := range []int{2, 100, len(tx) - 1} {
+		var g wideSig
+		g.add(tx[:cut])
+		g.add(tx[cut-2:])
+		if g != w {
+			t.Errorf("wide signature grown at %d differs", cut)
+		}
+	}
+}
