@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -82,6 +83,18 @@ var _ engine.TokenCounter = tokenCounter{}
 // its middle, one a line (neither first nor last, where real content would
 // have them).
 func standIn(size int, facts []trace.Fact) string {
+	if len(facts) == 0 {
+		// Most stand-ins are fact-free: two runs of filler, each ending in a
+		// newline, the second as long as the first or one longer. One string
+		// holds such a pair for every length up to maxFillerRun, so they
+		// cost no allocation however long the engine keeps them.
+		pad := max(0, size-2)
+		if b := pad - pad/2; b < maxFillerRun {
+			runs := fillerRuns()
+			i := len(runs) - (b+1)*(b+2)/2 // where the run of b starts
+			return runs[i-1-pad/2 : i+b+1]
+		}
+	}
 	var sb strings.Builder
 	writeStandIn(&sb, size, facts)
 	return sb.String()
@@ -106,6 +119,22 @@ func writeStandIn(sb *strings.Builder, size int, facts []trace.Fact) {
 
 // filler is a run of fillerByte to copy from.
 var filler = strings.Repeat(fillerByte, 4096)
+
+// maxFillerRun bounds the runs of fillerRuns: stand-ins of up to 8 KB
+// (8 MB of runs, made once per process on first use).
+const maxFillerRun = 4100
+
+// fillerRuns is runs of filler of lengths maxFillerRun down to 0, each
+// followed by a newline: a run of n preceded by the end of a run of n+1.
+var fillerRuns = sync.OnceValue(func() string {
+	var sb strings.Builder
+	sb.Grow((maxFillerRun + 1) * (maxFillerRun + 2) / 2)
+	for n := maxFillerRun; n >= 0; n-- {
+		writeFiller(&sb, n)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+})
 
 func writeFiller(sb *strings.Builder, n int) {
 	for n > 0 {
