@@ -39,6 +39,7 @@ func Findings(wt *WorkloadTable) []string {
 		add(breakFinding(wt, []string{flat[0], regions[0]}))
 		add(meanFinding(wt, "cache_hit_pct", "Prompt-cache hit", flat, regions))
 		add(meanFinding(wt, "waste_pct", "Token waste", flat, regions))
+		add(wasteMixFinding(wt, flat[0], regions[0]))
 		add(costFinding(wt, flat, regions))
 	case len(flat) > 0:
 		add(boundFinding(wt, rm, flat))
@@ -285,18 +286,8 @@ func meanFinding(wt *WorkloadTable, metric, label string, flat, regions []string
 		fm += a / float64(len(ws))
 		rmean += b / float64(len(ws))
 	}
-	over := "over the windows"
-	if len(ws) < len(wt.Windows) {
-		var left []int
-		for _, w := range wt.Windows {
-			if !slices.Contains(ws, w) {
-				left = append(left, w)
-			}
-		}
-		over = "over every window but " + windowList(left)
-	}
 	s := fmt.Sprintf("%s averages %s%% %s with `%s` and %s%% with `%s`", label,
-		formatValue(metric, rmean), over, r, formatValue(metric, fm), f)
+		formatValue(metric, rmean), windowsPhrase(wt, ws), r, formatValue(metric, fm), f)
 	// the window where they differ most
 	gw, gap := 0, -1.0
 	for _, w := range ws {
@@ -312,6 +303,54 @@ func meanFinding(wt *WorkloadTable, metric, label string, flat, regions []string
 		s += fmt.Sprintf("; the widest gap is at %s (%s%% against %s%%)", FormatWindow(gw), formatValue(metric, b), formatValue(metric, a))
 	}
 	return s + "."
+}
+
+// wasteMixFinding splits the waste of both layouts into its parts (means
+// over the windows both have numbers at): a layout can waste more because it
+// resends content no probe uses, or because its cache misses, and the reader
+// needs to know which.
+func wasteMixFinding(wt *WorkloadTable, f, r string) string {
+	parts := []string{"waste_dead_pct", "waste_reprefill_pct", "waste_refetch_pct"}
+	var ws []int
+	for _, w := range commonWindows(wt, parts[0], f, r) {
+		ok := true
+		for _, m := range parts[1:] {
+			_, ok1 := wt.fit(f, w, m)
+			_, ok2 := wt.fit(r, w, m)
+			ok = ok && ok1 && ok2
+		}
+		if ok {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return ""
+	}
+	mean := func(p, m string) string {
+		s := 0.0
+		for _, w := range ws {
+			v, _ := wt.at(p, w, m)
+			s += v
+		}
+		return formatValue(m, s/float64(len(ws)))
+	}
+	return fmt.Sprintf("Of the tokens sent, `%s` wastes %s%% as dead content (resent, never used by a probe), %s%% as re-prefill (sent again and missed by the cache) and %s%% as refetch; `%s` %s%%, %s%% and %s%% (means %s).",
+		r, mean(r, parts[0]), mean(r, parts[1]), mean(r, parts[2]),
+		f, mean(f, parts[0]), mean(f, parts[1]), mean(f, parts[2]), windowsPhrase(wt, ws))
+}
+
+// windowsPhrase is "over the windows", or which were left out.
+func windowsPhrase(wt *WorkloadTable, ws []int) string {
+	if len(ws) == len(wt.Windows) {
+		return "over the windows"
+	}
+	var left []int
+	for _, w := range wt.Windows {
+		if !slices.Contains(ws, w) {
+			left = append(left, w)
+		}
+	}
+	return "over every window but " + windowList(left)
 }
 
 // costFinding compares the cost of a run at the smallest and the largest

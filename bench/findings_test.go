@@ -202,3 +202,40 @@ func TestFindingsNamePartialOverflow(t *testing.T) {
 		t.Errorf("findings name a policy that fits or a reference:\n%s", got)
 	}
 }
+
+func TestWasteMixFinding(t *testing.T) {
+	waste := func(dead, rep, ref float64) map[string]float64 {
+		return map[string]float64{"waste_pct": dead + rep + ref, "waste_dead_pct": dead, "waste_reprefill_pct": rep,
+			"waste_refetch_pct": ref, "requests": 10, "over_window_requests": 0}
+	}
+	over := waste(0, 0, 0)
+	over["over_window_requests"] = 10
+	wt := handTable(t, map[string]map[int]map[string]float64{
+		"flat":          {8000: waste(50, 10, 20), 32000: waste(60, 20, 10), 64000: waste(1, 1, 1)},
+		"regions:coder": {8000: waste(80, 10, 0), 32000: waste(90, 20, 2), 64000: over},
+	})
+	got := strings.Join(Findings(wt), "\n")
+	want := "Of the tokens sent, `regions:coder` wastes 85.0% as dead content (resent, never used by a probe), 15.0% as re-prefill (sent again and missed by the cache) and 1.0% as refetch; `flat` 55.0%, 15.0% and 15.0% (means over every window but 64K)."
+	if !strings.Contains(got, want) {
+		t.Errorf("findings lack\n%s\ngot:\n%s", want, got)
+	}
+
+	// A window missing a part is left out; with none left, no sentence
+	// rather than zeros.
+	partial := waste(50, 10, 20)
+	delete(partial, "waste_dead_pct")
+	wt = handTable(t, map[string]map[int]map[string]float64{
+		"flat":          {8000: partial, 32000: waste(60, 20, 10)},
+		"regions:coder": {8000: waste(80, 10, 0), 32000: waste(90, 20, 2)},
+	})
+	if got := strings.Join(Findings(wt), "\n"); !strings.Contains(got, "(means over every window but 8K)") {
+		t.Errorf("a window missing a part is not left out:\n%s", got)
+	}
+	wt = handTable(t, map[string]map[int]map[string]float64{
+		"flat":          {8000: partial},
+		"regions:coder": {8000: waste(80, 10, 0)},
+	})
+	if got := strings.Join(Findings(wt), "\n"); strings.Contains(got, "Of the tokens sent") {
+		t.Errorf("a sentence without numbers:\n%s", got)
+	}
+}
