@@ -3,15 +3,13 @@ package engine
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/ctxsim/ctxsim/internal/golden"
+)
 
 // scriptedRun drives a blueprint through a fixed sequence of writes.
 func scriptedRun(t testing.TB, bp *Blueprint, window int) string {
@@ -101,33 +99,7 @@ func TestGoldenRequests(t *testing.T) {
 			if again := scriptedRun(t, bp, 200_000); again != got {
 				t.Fatal("the same run assembled different requests")
 			}
-			golden := filepath.Join("testdata", "golden", name+".txt")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if string(want) != got {
-				t.Fatalf("assembled request differs from %s (go test -update rewrites it); got:\n%s", golden, firstDiff(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", name+".txt"), []byte(got), nil)
 		})
 	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) && i < len(bl); i++ {
-		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\nwant %s\n got %s", i+1, al[i], bl[i])
-		}
-	}
-	return fmt.Sprintf("lengths differ: %d vs %d lines", len(al), len(bl))
 }

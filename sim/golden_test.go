@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ctxsim/ctxsim/internal/golden"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // The metrics of the built-in needle workload for every policy and two cache
 // models are pinned in testdata/needle.golden.json: any change to a meter,
@@ -47,28 +44,7 @@ func TestGoldenNeedle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "needle.golden.json", append(got, '\n'))
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the run; if the change is intended, refresh with -update\ngot:\n%.2000s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "needle.golden.json"), append(got, '\n'), nil)
 }
 
 // as-recorded measures the exact recorded request when the trace has one.
