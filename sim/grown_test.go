@@ -17,10 +17,10 @@ func (oddTokenizer) CountBytes(n int) int  { return n/7 + 1 }
 
 // A region's open chunk grows by appending to one buffer (or is copied):
 // counting each version with grownCount (which resumes at the last segment)
-// gives exactly countText's figure, with filler runs that start, continue
-// and end at the seams between appends.
+// gives exactly countSigned's figure and signature, with filler runs that
+// start, continue and end at the seams between appends.
 func TestGrownCountMatchesCountText(t *testing.T) {
-	pieces := []string{"", "plain text ", "~", "~~~~~~~~", strings.Repeat("~", 16), strings.Repeat("~", 300), "\n\nnext entry", "x", "~~~~~~~~~~~~~~~ fifteen"}
+	pieces := []string{"", "plain text ", "~", "~~~~~~~~", strings.Repeat("~", 16), strings.Repeat("~", 300), "\n\nnext entry", "x", "~~~~~~~~~~~~~~~ fifteen", strings.Repeat("long line ", 60)}
 	toks := []Tokenizer{oddTokenizer{}}
 	for _, name := range []string{"bytes/4", "bytes/3.5"} {
 		tok, err := NewTokenizer(name)
@@ -41,16 +41,18 @@ func TestGrownCountMatchesCountText(t *testing.T) {
 					if step%3 == 2 {
 						text = strings.Clone(text) // an extension in other bytes
 					}
-					if got, want := g.count(tok, text), countText(tok, text); got != want {
-						t.Fatalf("trial %d step %d: grown count %d, countText %d, text %q", trial, step, got, want, text)
+					got, sig, ok := g.count(tok, text)
+					want, wantSig, wantOK := countSigned(tok, text)
+					if got != want || sig != wantSig || ok != wantOK {
+						t.Fatalf("trial %d step %d: grown count %d, %v, countSigned %d, %v, text %q", trial, step, got, ok, want, wantOK, text)
 					}
 				}
 				// A different text (not an extension) is counted afresh.
 				other := strings.Repeat("~", 40) + "tail"
-				if got, want := g.count(tok, other), countText(tok, other); got != want {
-					t.Fatalf("unrelated text: %d, want %d", got, want)
+				if got, sig, _ := g.count(tok, other); got != countText(tok, other) || sig != sigOf(other) {
+					t.Fatalf("unrelated text: %d, want %d", got, countText(tok, other))
 				}
-				if got := g.count(tok, ""); got != countText(tok, "") {
+				if got, _, _ := g.count(tok, ""); got != countText(tok, "") {
 					t.Fatalf("empty text: %d", got)
 				}
 			}

@@ -440,7 +440,7 @@ func (f *future) nextUse(id string) int {
 // countText counts text with tok, except that runs of the filler that stands
 // in for elided content count as bytes (a BPE would make a few tokens of them).
 func countText(tok Tokenizer, text string) int {
-	n, _, _, _ := countSegments(tok, text, 0, 0)
+	n, _, _, _ := countSegments(tok, text, 0, 0, nil)
 	return n
 }
 
@@ -453,8 +453,8 @@ const fillerMark = "~~~~~~~~~~~~~~~~"
 // change if the text grows, what precedes cannot; open reports that the last
 // segment is a run of filler reaching the end of text. Each segment (plain
 // text, or a run of filler) is counted on its own, so the sum resumes
-// exactly.
-func countSegments(tok Tokenizer, text string, from, before int) (n, last, beforeLast int, open bool) {
+// exactly. If s is not nil, the segments are signed into it as well.
+func countSegments(tok Tokenizer, text string, from, before int, s *signer) (n, last, beforeLast int, open bool) {
 	n, pos := before, from
 	for {
 		i := strings.Index(text[pos:], fillerMark)
@@ -463,6 +463,9 @@ func countSegments(tok Tokenizer, text string, from, before int) (n, last, befor
 		}
 		i += pos
 		n += tok.Count(text[pos:i])
+		if s != nil {
+			s.add(text, pos, i)
+		}
 		j := i + fillerRun(text[i:]) // end of the run
 		if j == len(text) {
 			// The run may go on as the text grows.
@@ -471,73 +474,98 @@ func countSegments(tok Tokenizer, text string, from, before int) (n, last, befor
 		n += tok.CountBytes(j - i)
 		pos = j
 	}
+	if s != nil {
+		s.add(text, pos, len(text))
+	}
 	return n + tok.Count(text[pos:]), pos, n, false
+}
+
+// signer computes a text's signature as signText does with limit
+// sigMaxBytes, one segment at a time.
+type signer struct {
+	sig   gramSig
+	plain int // bytes outside runs of filler so far; the signature is whole while at most sigMaxBytes
+}
+
+// add signs the segment text[pos:end] of plain text, which a run of filler
+// follows unless end is the text's end: the trigrams from pos-2 on that
+// start before the run's third byte.
+func (s *signer) add(text string, pos, end int) {
+	if s.plain += end - pos; s.plain > sigMaxBytes {
+		return
+	}
+	if end == len(text) {
+		s.sig.add(text[max(0, pos-2):])
+		return
+	}
+	s.sig.add(text[max(0, pos-2) : end+2])
+	s.sig.add(fillerMark[:3])
 }
 
 // countSigned is countText that also computes the signature signText would
 // with limit sigMaxBytes, reporting false (and no signature) where signText
 // would: both walk the same runs of filler.
 func countSigned(tok Tokenizer, text string) (n int, g gramSig, ok bool) {
-	pos, left := 0, sigMaxBytes
-	for {
-		i := strings.Index(text[pos:], fillerMark)
-		if i < 0 {
-			break
-		}
-		i += pos
-		n += tok.Count(text[pos:i])
-		if left -= i - pos; left >= 0 {
-			g.add(text[max(0, pos-2) : i+2])
-			g.add(fillerMark[:3])
-		}
-		j := i + fillerRun(text[i:])
-		n += tok.CountBytes(j - i)
-		pos = j
-	}
-	n += tok.Count(text[pos:])
-	if left -= len(text) - pos; left < 0 {
+	var s signer
+	n, _, _, _ = countSegments(tok, text, 0, 0, &s)
+	if s.plain > sigMaxBytes {
 		return n, gramSig{}, false
 	}
-	g.add(text[max(0, pos-2):])
-	return n, g, true
+	return n, s.sig, true
 }
 
 // grownCount remembers the last text counted for a block that grows by
-// appending (a region's open last chunk), so that counting its next version
-// scans only what follows the last segment.
+// appending (a region's open last chunk), so that counting and signing its
+// next version scans only what follows the last segment.
 type grownCount struct {
 	text       string // the text counted
 	last       int    // where its last segment starts
 	beforeLast int    // tokens of text[:last]
 	open       bool   // the last segment is a run of filler reaching the end
+	signed     bool   // s.sig is the text's signature
+	s          signer // its plain bytes are those of text[:last]
 }
 
-// count counts text as countText does. A text that extends the counted one
-// resumes at its last segment; it is known to extend it at once when it
-// shares its bytes (same data pointer: strings are immutable), else by one
-// comparison, which costs far less than scanning for filler.
-func (g *grownCount) count(tok Tokenizer, text string) int {
+// count counts text as countText does, and signs it as countSigned does. A
+// text that extends the counted one resumes at its last segment (signing it
+// again adds no trigram the text lacks); it is known to extend it at once
+// when it shares its bytes (same data pointer: strings are immutable), else
+// by one comparison, which costs far less than scanning for filler.
+func (g *grownCount) count(tok Tokenizer, text string) (n int, sig gramSig, ok bool) {
 	old := g.text
 	extends := len(old) > 0 && len(text) >= len(old) &&
 		(unsafe.StringData(text) == unsafe.StringData(old) || text[:len(old)] == old)
-	if !extends {
-		n, last, beforeLast, open := countSegments(tok, text, 0, 0)
-		*g = grownCount{text: text, last: last, beforeLast: beforeLast, open: open}
-		return n
-	}
-	if g.open {
+	switch {
+	case !extends:
+		g.s = signer{}
+		n = g.resume(tok, text, 0, 0)
+	case g.open:
 		// The run went on to len(old): only the bytes after it are new.
 		j := len(old) + fillerRun(text[len(old):])
 		if j == len(text) {
 			g.text = text
-			return g.beforeLast + tok.CountBytes(j-g.last)
+			n = g.beforeLast + tok.CountBytes(j-g.last)
+		} else {
+			n = g.resume(tok, text, j, g.beforeLast+tok.CountBytes(j-g.last))
 		}
-		n, last, beforeLast, open := countSegments(tok, text, j, g.beforeLast+tok.CountBytes(j-g.last))
-		*g = grownCount{text: text, last: last, beforeLast: beforeLast, open: open}
-		return n
+	default:
+		n = g.resume(tok, text, g.last, g.beforeLast)
 	}
-	n, last, beforeLast, open := countSegments(tok, text, g.last, g.beforeLast)
-	*g = grownCount{text: text, last: last, beforeLast: beforeLast, open: open}
+	if !g.signed {
+		return n, gramSig{}, false
+	}
+	return n, g.s.sig, true
+}
+
+// resume counts and signs text from offset from, where before tokens
+// precede it.
+func (g *grownCount) resume(tok Tokenizer, text string, from, before int) int {
+	n, last, beforeLast, open := countSegments(tok, text, from, before, &g.s)
+	g.signed = g.s.plain <= sigMaxBytes
+	if !open {
+		g.s.plain -= len(text) - last // the last segment is signed again as it grows
+	}
+	g.text, g.last, g.beforeLast, g.open = text, last, beforeLast, open
 	return n
 }
 

@@ -320,9 +320,13 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	// The engine hashed the content already; the key adds region, role and type.
 	var b *Block
 	if eb.Role == engine.RoleSystem && eb.Type == engine.BlockText && text != "" {
-		// A region's open last chunk grows by appending: count only what
-		// follows the part counted for its previous version.
-		b = p.env.makeBlock(kind, "", text, 0, nil, key, rs.grown.count(p.env.tok, text))
+		// A region's open last chunk grows by appending: count and sign only
+		// what follows the part counted for its previous version.
+		n, sig, signed := rs.grown.count(p.env.tok, text)
+		b = p.env.makeBlock(kind, "", text, 0, nil, key, n)
+		if signed {
+			b.sig, b.sigState = sig, 1
+		}
 		// What the chunk held before it grew was sent already (re-prefill
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
