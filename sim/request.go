@@ -34,13 +34,26 @@ func (k BlockKind) String() string {
 // cache models and fact presence are measured on. Blocks are created once, when
 // their content enters the context, with their tokens and hash computed then.
 type Block struct {
-	// The fields every request reads come first, so that they share a cache
-	// line: a request of a large window walks thousands of blocks.
+	// The fields every request reads or writes come first, so that they
+	// share a cache line: a request walks dozens of blocks, and the engine's
+	// work between requests evicts them.
 	Hash   uint64 // content hash: equal hashes mean equal content
 	Tokens int
+	key    uint64 // region policy: engine block identity
+	pos    int    // region policy: index in the last request that held it
+	used   int    // region policy: last request that held it
 	// Meter state, kept on the block so that a request is walked once.
-	since            int   // first request of the block's current presence; -1 when absent
-	seenAt           int   // last request that listed the block after the common prefix
+	since  int // first request of the block's current presence; -1 when absent
+	seenAt int // last request that listed the block after the common prefix
+	// Refetched marks a tool result the simulated agent fetched again after
+	// its first copy had been evicted.
+	Refetched bool
+	sent      bool  // has been in a request
+	exempt    bool  // task and system content are never dead
+	taskState uint8 // 0 unknown, 1 lacks the task text, 2 holds it
+	Kind      BlockKind
+	sigState  uint8 // 1 when sig is computed, 2 when the text has too many trigrams for one
+
 	pendingTokens    int64 // tokens sent since the content was last used by a probe
 	pendingReprefill int64 // of which re-prefilled
 	// prior is the tokens at the block's start that an earlier block already
@@ -49,13 +62,6 @@ type Block struct {
 	// taskTokens is the tokens of the task text in a block that holds it but
 	// is not a task or system block: they are never dead.
 	taskTokens int
-	// Refetched marks a tool result the simulated agent fetched again after
-	// its first copy had been evicted.
-	Refetched bool
-	sent      bool  // has been in a request
-	exempt    bool  // task and system content are never dead
-	taskState uint8 // 0 unknown, 1 lacks the task text, 2 holds it
-	Kind      BlockKind
 
 	ID     string // the content's id: the event it came from, or a synthetic id
 	Region string // region name for region-policy blocks, "" otherwise
@@ -63,15 +69,9 @@ type Block struct {
 	Size   int    // content length in bytes when Text is elided
 	Facts  []trace.Fact
 
-	nextUse  int   // clairvoyant: position of the next probe using the content
-	sigState uint8 // 1 when sig is computed, 2 when the text has too many trigrams for one
-	sig      gramSig
-	wide     *wideSig // for a text too long for sig: made at its first search, or grown from its previous version's
-
-	// Region policy state.
-	key  uint64 // engine block identity
-	pos  int    // index in the last request that held it
-	used int    // last request that held it
+	nextUse int // clairvoyant: position of the next probe using the content
+	sig     gramSig
+	wide    *wideSig // for a text too long for sig: made at its first search, or grown from its previous version's
 }
 
 // Has reports whether the block holds the fact: listed among its facts or, for
