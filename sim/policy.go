@@ -580,7 +580,7 @@ func fillerRun(s string) int {
 		n += step
 		step = min(2*step, len(filler))
 	}
-	for step > 64 {
+	for step > 8 {
 		step /= 2
 		if len(s)-n >= step && s[n:n+step] == filler[:step] {
 			n += step

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"strings"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -144,7 +145,7 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 		// a wider set of their trigrams rules most of them out.
 		if b.wide == nil {
 			b.wide = new(wideSig)
-			b.wide.add(b.Text)
+			signText(b.wide, b.Text, math.MaxInt) // skipping runs of filler
 		}
 		if !b.wide.holds(f.Text) {
 			return false

@@ -69,6 +69,11 @@ func TestWideSig(t *testing.T) {
 	if w.holds("zzqxj") {
 		t.Error("wide signature holds trigrams its text lacks")
 	}
+	var skipped wideSig
+	signText(&skipped, tx, math.MaxInt)
+	if skipped != w {
+		t.Error("wide signature skipping runs of filler differs")
+	}
 	for _, cut := range []int{2, 100, len(tx) - 1} {
 		var g wideSig
 		g.add(tx[:cut])
