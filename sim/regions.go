@@ -50,7 +50,10 @@ type regionPolicy struct {
 	warned map[string]bool
 	occ    []engine.RegionUsage // reused by every request
 	arena  textArena            // bytes of converted blocks' ids and tool-use texts
-	calls  []engine.ToolCall    // reused by every assistant turn
+	// standIns holds the stand-ins of elided tool results with facts (apart
+	// from arena: the engine drops them long before the run ends).
+	standIns textArena
+	calls    []engine.ToolCall // reused by every assistant turn
 }
 
 // regionState is what converting blocks keeps of one region.
@@ -203,6 +206,16 @@ func content(ev *trace.Event) string {
 	return standIn(ev.Size, ev.Facts)
 }
 
+// content is content(ev), with a stand-in that holds facts cut from the
+// policy's arena: made one by one, they were a sixth of a run's allocation.
+func (p *regionPolicy) content(ev *trace.Event) string {
+	if ev.Text != "" || ev.Size == 0 || len(ev.Facts) == 0 {
+		return content(ev)
+	}
+	b := p.standIns.room(standInLen(ev.Size, ev.Facts))
+	return p.standIns.finish(appendStandIn(b, ev.Size, ev.Facts))
+}
+
 // fillerByte pads elided content; countText counts a run of it as bytes, not
 // as the few tokens a BPE would make of it.
 const fillerByte = "~"
@@ -249,7 +262,7 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		p.callEvent[ev.CallID] = ev.ID
-		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: content(ev), IsError: ev.IsError})
+		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: p.content(ev), IsError: ev.IsError})
 		p.check("tool result", err)
 	case trace.KindContextOp:
 		if p.start() {
@@ -471,10 +484,11 @@ func (p *regionPolicy) request() *Request {
 // are never written again; the strings live as long as the run's blocks.
 type textArena struct{ buf []byte }
 
-// room returns an empty slice to append at most n bytes to in place.
+// room returns an empty slice to append at most n bytes to in place. A new
+// buffer holds at least 16 such strings.
 func (a *textArena) room(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(4096, n))
+		a.buf = make([]byte, 0, max(4096, 16*n))
 	}
 	return a.buf[len(a.buf):len(a.buf)]
 }
@@ -503,10 +517,11 @@ func (a *textArena) regionBlockID(region string, hash uint64) string {
 	b = append(b, region...)
 	b = append(b, '#')
 	const digits = "0123456789abcdef"
-	for shift := 60; shift >= 0; shift -= 4 {
-		b = append(b, digits[hash>>uint(shift)&15])
+	var hex [16]byte
+	for i := range hex {
+		hex[i] = digits[hash>>(60-4*i)&15]
 	}
-	return a.finish(b)
+	return a.finish(append(b, hex[:]...))
 }
 
 // toolUseText renders a tool call as <tool_use id="…" name="…">args</tool_use>
@@ -519,11 +534,24 @@ func toolUseText(id, name string, args []byte) string {
 func (a *textArena) toolUseText(id, name string, args []byte) string {
 	b := a.room(len(id) + len(name) + len(args) + 40)
 	b = append(b, "<tool_use id="...)
-	b = strconv.AppendQuote(b, id)
+	b = appendQuote(b, id)
 	b = append(b, " name="...)
-	b = strconv.AppendQuote(b, name)
+	b = appendQuote(b, name)
 	b = append(b, '>')
 	b = append(b, args...)
 	b = append(b, "</tool_use>"...)
 	return a.finish(b)
+}
+
+// appendQuote is strconv.AppendQuote, without its rune decoding for the
+// printable ASCII of most ids and names.
+func appendQuote(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

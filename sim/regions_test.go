@@ -192,9 +192,23 @@ func TestRegionBlockTexts(t *testing.T) {
 			t.Errorf("regionBlockID = %q, want %q", got, want)
 		}
 	}
-	for _, c := range []struct{ id, name, args string }{{"c1", "read_file", `{"path":"a.go"}`}, {`q"x`, "tab\there", ""}, {"é", "\x00", "[]"}} {
+	for _, c := range []struct{ id, name, args string }{{"c1", "read_file", `{"path":"a.go"}`}, {`q"x`, "tab\there", ""}, {"é", "\x00", "[]"}, {`a\b`, "~\x7f", ""}} {
 		if got, want := toolUseText(c.id, c.name, []byte(c.args)), fmt.Sprintf("<tool_use id=%q name=%q>%s</tool_use>", c.id, c.name, c.args); got != want {
 			t.Errorf("toolUseText = %q, want %q", got, want)
+		}
+	}
+}
+
+// The region policy's stand-ins, cut from its arena, are standIn's.
+func TestArenaStandIn(t *testing.T) {
+	var p regionPolicy
+	for _, size := range []int{0, 1, 5, 30, 1000, 9000, 20000} {
+		for _, facts := range [][]trace.Fact{nil, {{ID: "f", Text: "port = 8443"}}, {{ID: "a", Text: "x"}, {ID: "b", Text: "a longer fact text"}}} {
+			ev := &trace.Event{Kind: trace.KindToolResult, ID: "r", Size: size, Facts: facts}
+			got, want := p.content(ev), content(ev)
+			if got != want || standInLen(size, facts) != len(standIn(size, facts)) {
+				t.Errorf("size %d, %d facts: arena stand-in %.40q, want %.40q", size, len(facts), got, want)
+			}
 		}
 	}
 }

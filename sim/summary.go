@@ -117,6 +117,41 @@ func writeStandIn(sb *strings.Builder, size int, facts []trace.Fact) {
 	sb.WriteByte('\n')
 }
 
+// appendStandIn appends standIn(size, facts) to b.
+func appendStandIn(b []byte, size int, facts []trace.Fact) []byte {
+	n := 0
+	for _, f := range facts {
+		n += len(f.Text) + 1
+	}
+	pad := max(0, size-n-2)
+	b = appendFiller(b, pad/2)
+	b = append(b, '\n')
+	for _, f := range facts {
+		b = append(b, f.Text...)
+		b = append(b, '\n')
+	}
+	b = appendFiller(b, pad-pad/2)
+	return append(b, '\n')
+}
+
+// standInLen is len(standIn(size, facts)).
+func standInLen(size int, facts []trace.Fact) int {
+	n := 2
+	for _, f := range facts {
+		n += len(f.Text) + 1
+	}
+	return max(size, n)
+}
+
+func appendFiller(b []byte, n int) []byte {
+	for n > 0 {
+		k := min(n, len(filler))
+		b = append(b, filler[:k]...)
+		n -= k
+	}
+	return b
+}
+
 // filler is a run of fillerByte to copy from.
 var filler = strings.Repeat(fillerByte, 4096)
 
