@@ -105,6 +105,16 @@ type Result struct {
 	// DepthRecall is fact recall by depth (tokens between a fact's arrival
 	// and its probe), in buckets; empty when the workload has no probes.
 	DepthRecall []DepthBucket `json:"depth_recall,omitempty"`
+	// DeadByRegion splits a region layout's dead tokens by region, by name
+	// (see sim.Result.DeadByRegion); empty for flat policies.
+	DeadByRegion []RegionDead `json:"dead_by_region,omitempty"`
+}
+
+// RegionDead is the dead tokens of one region over a run. Region is "" for
+// blocks the engine adds outside every region.
+type RegionDead struct {
+	Region string `json:"region"`
+	Tokens int    `json:"tokens"`
 }
 
 // Series is the per-request data of one run.

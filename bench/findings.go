@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -40,6 +42,7 @@ func Findings(wt *WorkloadTable) []string {
 		add(meanFinding(wt, "cache_hit_pct", "Prompt-cache hit", flat, regions))
 		add(meanFinding(wt, "waste_pct", "Token waste", flat, regions))
 		add(wasteMixFinding(wt, flat[0], regions[0]))
+		add(deadRegionFinding(wt, regions[0]))
 		add(costFinding(wt, flat, regions))
 	case len(flat) > 0:
 		add(boundFinding(wt, rm, flat))
@@ -337,6 +340,59 @@ func wasteMixFinding(wt *WorkloadTable, f, r string) string {
 	return fmt.Sprintf("Of the tokens sent, `%s` wastes %s%% as dead content (resent, never used by a probe), %s%% as re-prefill (sent again and missed by the cache) and %s%% as refetch; `%s` %s%%, %s%% and %s%% (means %s).",
 		r, mean(r, parts[0]), mean(r, parts[1]), mean(r, parts[2]),
 		f, mean(f, parts[0]), mean(f, parts[1]), mean(f, parts[2]), windowsPhrase(wt, ws))
+}
+
+// deadRegionFinding says which regions of a region layout held its dead
+// tokens: the budgets a blueprint author would look at first. Each window's
+// shares weigh the same, whatever its token count.
+func deadRegionFinding(wt *WorkloadTable, r string) string {
+	shares := map[string]float64{}
+	var ws []int
+	for _, w := range wt.Windows {
+		agg := wt.Cells[r][w]
+		if agg == nil || wt.overflows(r, w) {
+			continue
+		}
+		sums, total := map[string]int{}, 0
+		for _, run := range agg.Runs {
+			if run.OK() {
+				for _, d := range run.DeadByRegion {
+					sums[d.Region] += d.Tokens
+					total += d.Tokens
+				}
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		for n, t := range sums {
+			shares[n] += float64(t) / float64(total)
+		}
+		ws = append(ws, w)
+	}
+	if len(ws) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(shares))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(shares[b], shares[a]) })
+	var parts []string
+	rest := 0.0
+	for i, n := range names {
+		share := 100 * shares[n] / float64(len(ws))
+		if i >= 3 || share < 1 {
+			rest += share
+			continue
+		}
+		name := "`" + n + "`"
+		if n == "" {
+			name = "blocks outside any region"
+		}
+		parts = append(parts, fmt.Sprintf("%.0f%% in %s", share, name))
+	}
+	if rest >= 0.5 {
+		parts = append(parts, fmt.Sprintf("%.0f%% elsewhere", rest))
+	}
+	return fmt.Sprintf("Of `%s`'s dead tokens, %s (mean shares %s).", r, strings.Join(parts, ", "), windowsPhrase(wt, ws))
 }
 
 // windowsPhrase is "over the windows", or which were left out.

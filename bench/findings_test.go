@@ -239,3 +239,36 @@ func TestWasteMixFinding(t *testing.T) {
 		t.Errorf("a sentence without numbers:\n%s", got)
 	}
 }
+
+// The dead tokens' split by region is given as each window's shares,
+// averaged, so that a large window does not outweigh the rest; the engine's
+// region-less blocks are named as such, small regions are summed.
+func TestDeadRegionFinding(t *testing.T) {
+	m := func() map[string]float64 {
+		return map[string]float64{"waste_pct": 50, "requests": 10, "over_window_requests": 0}
+	}
+	wt := handTable(t, map[string]map[int]map[string]float64{
+		"flat":          {8000: m(), 32000: m(), 64000: m()},
+		"regions:coder": {8000: m(), 32000: m(), 64000: m()},
+	})
+	set := func(w int, d ...RegionDead) { wt.Cells["regions:coder"][w].Runs[0].DeadByRegion = d }
+	set(8000, RegionDead{"codebase", 60}, RegionDead{"conversation", 40})
+	set(32000, RegionDead{"", 1}, RegionDead{"codebase", 7_990}, RegionDead{"conversation", 1_000}, RegionDead{"scratch", 1_000}, RegionDead{"tiny", 9})
+	// 64K has no dead tokens: it is left out, not counted as zero shares.
+	want := "Of `regions:coder`'s dead tokens, 70% in `codebase`, 25% in `conversation`, 5% in `scratch` (mean shares over every window but 64K)."
+	if got := deadRegionFinding(wt, "regions:coder"); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := strings.Join(Findings(wt), "\n"); !strings.Contains(got, want) {
+		t.Errorf("Findings lack the dead-region sentence:\n%s", got)
+	}
+	set(8000, RegionDead{"", 50}, RegionDead{"codebase", 50})
+	set(32000)
+	if got, want := deadRegionFinding(wt, "regions:coder"), "Of `regions:coder`'s dead tokens, 50% in blocks outside any region, 50% in `codebase` (mean shares over every window but 32K, 64K)."; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	set(8000)
+	if got := deadRegionFinding(wt, "regions:coder"); got != "" {
+		t.Errorf("no dead tokens, got %q", got)
+	}
+}

@@ -149,6 +149,8 @@ type jsonCell struct {
 	Error       string             `json:"error,omitempty"`
 	Metrics     map[string]float64 `json:"metrics"`
 	DepthRecall []DepthBucket      `json:"depth_recall,omitempty"`
+	// DeadByRegion: a finding is computed from it.
+	DeadByRegion []RegionDead `json:"dead_by_region,omitempty"`
 }
 
 // CellsJSON writes every record, without its per-request series, as one JSON
@@ -175,7 +177,7 @@ func CellsJSON(recs []*Record) ([]byte, error) {
 		if m == nil {
 			m = map[string]float64{}
 		}
-		doc.Cells = append(doc.Cells, jsonCell{r.ID, c, PolicyLayout(r.Cell.Policy).String(), r.Error, m, r.DepthRecall})
+		doc.Cells = append(doc.Cells, jsonCell{r.ID, c, PolicyLayout(r.Cell.Policy).String(), r.Error, m, r.DepthRecall, r.DeadByRegion})
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -67,6 +67,9 @@ func simulate(ctx context.Context, c Cell) (Result, int, error) {
 		}
 		lo = b.UpTo
 	}
+	for _, d := range out.DeadByRegion {
+		res.DeadByRegion = append(res.DeadByRegion, RegionDead{Region: d.Name, Tokens: d.Tokens})
+	}
 	if rec != nil {
 		res.Series = rec.finish()
 	}

@@ -32,6 +32,10 @@ type env struct {
 	// series: a SeriesSink reads each request's Regions (nothing else does).
 	series bool
 
+	// regionNames lists the regions blocks came from, in order of first
+	// block; a block's slot indexes it.
+	regionNames []string
+
 	evictions     int
 	compactions   int
 	compactionSeq int

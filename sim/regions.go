@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,7 @@ type regionPolicy struct {
 // regionState is what converting blocks keeps of one region.
 type regionState struct {
 	kind  engine.Kind
+	slot  uint16     // the blocks' slot (see Block.slot)
 	grown grownCount // its last system block counted
 	chunk *Block     // its last system block converted
 	// seen holds the hashes of its blocks with a synthetic id (region#hash),
@@ -72,6 +74,10 @@ func (p *regionPolicy) region(name string) *regionState {
 	rs := p.regions[name]
 	if rs == nil {
 		rs = &regionState{seen: map[uint64]bool{}}
+		if len(p.env.regionNames) < math.MaxUint16 {
+			p.env.regionNames = append(p.env.regionNames, name)
+			rs.slot = uint16(len(p.env.regionNames))
+		}
 		p.regions[name] = rs
 	}
 	return rs
@@ -361,7 +367,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 			p.env.arrived += int64(b.Tokens)
 		}
 	}
-	b.Region = eb.Region
+	b.Region, b.slot = eb.Region, rs.slot
 	b.key = key
 	if eb.Role == engine.RoleSystem && rs.kind == engine.KindPinned {
 		b.exempt = true // instructions and the task, as for flat policies

@@ -54,6 +54,9 @@ type Block struct {
 	taskState uint8 // 0 unknown, 1 lacks the task text, 2 holds it
 	Kind      BlockKind
 	sigState  uint8 // 1 when sig is computed, 2 when the text has too many trigrams for one
+	// slot is 1 + the index of the block's region in env.regionNames (0:
+	// no region), so that dead tokens are summed per region without a map.
+	slot uint16
 
 	pendingTokens    int64 // tokens sent since the content was last used by a probe
 	pendingReprefill int64 // of which re-prefilled

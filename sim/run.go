@@ -93,7 +93,13 @@ type Result struct {
 	// RecallByDepth is fact recall by depth: the tokens that entered the
 	// context between the fact's arrival and its probe, in power-of-two buckets.
 	RecallByDepth []DepthBucket
-	Events        int // trace events applied (sidechain events excluded)
+	// DeadByRegion splits the dead tokens (waste_dead_pct's numerator) by
+	// the region of the blocks that held them, by name, leaving out regions
+	// with none; nil for flat policies. Its sum is the run's dead tokens.
+	// Blocks the engine adds outside any region (a closing "Continue." user
+	// turn) count under the name "".
+	DeadByRegion []RegionTokens
+	Events       int // trace events applied (sidechain events excluded)
 }
 
 // DepthBucket counts probes whose depth is at most UpTo tokens (and more than
@@ -161,6 +167,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	res := &Result{Workload: hdr.Workload, Policy: cfg.Policy, Model: prof.Name, Window: window, Seed: cfg.Seed, Events: r.events}
 	r.m.finish(&res.Metrics, r.clock)
 	res.RecallByDepth = r.m.depthBuckets()
+	res.DeadByRegion = r.m.deadByRegion()
 	res.Warnings = append(res.Warnings, e.warnings...)
 	if ac, ok := cm.(*anthropicCache); ok && ac.Dropped > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d cache breakpoints beyond the 4 allowed were ignored", ac.Dropped))
@@ -536,7 +543,8 @@ type meter struct {
 	requests                        int
 	input, read, write, output      int64
 	reprefill, refetch              int64
-	dead, deadRep                   int64 // sums of the blocks' pending tokens, see pend
+	dead, deadRep                   int64   // sums of the blocks' pending tokens, see pend
+	deadBy                          []int64 // dead by block slot - 1
 	cost, ttftSum                   float64
 	peak                            int
 	overWindow                      int // requests larger than the window
@@ -757,6 +765,12 @@ func (m *meter) close(b *Block, r int) {
 // have any.
 func (m *meter) pend(b *Block, tokens, reprefill int64) {
 	m.dead += tokens - b.pendingTokens
+	if b.slot > 0 {
+		for len(m.deadBy) < int(b.slot) {
+			m.deadBy = append(m.deadBy, 0)
+		}
+		m.deadBy[b.slot-1] += tokens - b.pendingTokens
+	}
 	// Re-prefill of dead tokens counts as dead; a block's re-sent task
 	// tokens stay re-prefill.
 	m.deadRep += min(reprefill, tokens) - min(b.pendingReprefill, b.pendingTokens)
@@ -933,6 +947,18 @@ func (m *meter) probe(p *pendingProbe, hit bool) {
 			b.Hits++
 		}
 	}
+}
+
+// deadByRegion is Result.DeadByRegion, once finish has closed every block.
+func (m *meter) deadByRegion() []RegionTokens {
+	var out []RegionTokens
+	for i, t := range m.deadBy {
+		if t > 0 {
+			out = append(out, RegionTokens{Name: m.env.regionNames[i], Tokens: int(t)})
+		}
+	}
+	slices.SortFunc(out, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 func (m *meter) depthBuckets() []DepthBucket {

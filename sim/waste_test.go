@@ -2,8 +2,10 @@ package sim
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,4 +128,33 @@ func TestDeadWasteExceptsABlockHoldingTheTask(t *testing.T) {
 	res := run(t, b, Config{Policy: "as-recorded", Model: testProfile("none")})
 	checkMetrics(t, res.Metrics, map[string]float64{"requests": 1, "input_tokens": 160, "task_retained_pct": 100,
 		"waste_dead_pct": 100 * 50.0 / 160})
+}
+
+// The dead tokens of a region layout are split by region, and the parts
+// add up to waste_dead_pct's numerator; flat policies have no split.
+func TestDeadByRegion(t *testing.T) {
+	for _, pol := range []string{"regions:coder", "flat"} {
+		res := runRandom(t, 3, 300, Config{Policy: pol, Model: testProfile("anthropic"), Window: 16384})
+		sum := 0
+		for i, r := range res.DeadByRegion {
+			if r.Tokens <= 0 || i > 0 && res.DeadByRegion[i-1].Name >= r.Name {
+				t.Errorf("%s: DeadByRegion[%d] = %+v: want positive tokens, names ascending", pol, i, r)
+			}
+			sum += r.Tokens
+		}
+		dead := res.Metrics.Get("waste_dead_pct") * res.Metrics.Get("input_tokens") / 100
+		if pol == "flat" {
+			if res.DeadByRegion != nil {
+				t.Errorf("flat: DeadByRegion = %v, want nil", res.DeadByRegion)
+			}
+			continue
+		}
+		if dead < 1000 || math.Abs(float64(sum)-dead) > 0.5 {
+			t.Errorf("%s: DeadByRegion sums to %d, dead tokens %.1f", pol, sum, dead)
+		}
+		// read_file results go to codebase in the coder blueprint's first stage.
+		if !slices.ContainsFunc(res.DeadByRegion, func(r RegionTokens) bool { return r.Name == "codebase" }) {
+			t.Errorf("%s: no dead tokens in codebase: %v", pol, res.DeadByRegion)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxsim/ctxsim/bench"
 	"github.com/ctxsim/ctxsim/sim"
 	"github.com/ctxsim/ctxsim/workloads"
 )
@@ -25,7 +26,9 @@ type runOutput struct {
 	Window   int         `json:"window"`
 	Seed     uint64      `json:"seed"`
 	Metrics  sim.Metrics `json:"metrics"`
-	Warnings []string    `json:"warnings,omitempty"`
+	// DeadByRegion is as in a sweep's cells (region layouts only).
+	DeadByRegion []bench.RegionDead `json:"dead_by_region,omitempty"`
+	Warnings     []string           `json:"warnings,omitempty"`
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -121,6 +124,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	out := runOutput{Workload: name, Policy: *policy, Model: prof.Name, Window: res.Window, Seed: *seed, Metrics: res.Metrics, Warnings: res.Warnings}
+	for _, d := range res.DeadByRegion {
+		out.DeadByRegion = append(out.DeadByRegion, bench.RegionDead{Region: d.Name, Tokens: d.Tokens})
+	}
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -139,6 +145,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stdout, "  fact recall by depth (tokens since the fact arrived):")
 		for _, b := range res.RecallByDepth {
 			fmt.Fprintf(stdout, "    <= %-10d %3d/%-3d\n", b.UpTo, b.Hits, b.Probes)
+		}
+	}
+	if len(res.DeadByRegion) > 0 {
+		fmt.Fprintln(stdout, "  dead tokens by region:")
+		for _, d := range res.DeadByRegion {
+			name := d.Name
+			if name == "" {
+				name = "(no region)"
+			}
+			fmt.Fprintf(stdout, "    %-24s %12d\n", name, d.Tokens)
 		}
 	}
 	for _, w := range res.Warnings {

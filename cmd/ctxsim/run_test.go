@@ -180,3 +180,24 @@ func TestRunEveryWorkload(t *testing.T) {
 		t.Errorf("scale = 2 gave %v requests, default %v: want more", big.Metrics.Get("requests"), def.Metrics.Get("requests"))
 	}
 }
+
+// A region layout's run says where its dead tokens were; the parts add up to
+// waste_dead_pct of the input. A flat run has no such split.
+func TestRunDeadByRegion(t *testing.T) {
+	o := runJSON(t, "run", "--workload", "coder", "--policy", "regions:coder", "--window", "32768")
+	sum := 0
+	for _, d := range o.DeadByRegion {
+		sum += d.Tokens
+	}
+	dead := o.Metrics.Get("waste_dead_pct") * o.Metrics.Get("input_tokens") / 100
+	if len(o.DeadByRegion) < 2 || float64(sum) < dead-0.5 || float64(sum) > dead+0.5 {
+		t.Errorf("dead_by_region %v sums to %d, dead tokens %.1f", o.DeadByRegion, sum, dead)
+	}
+	if f := runJSON(t, "run", "--workload", "coder", "--policy", "flat", "--window", "32768"); f.DeadByRegion != nil {
+		t.Errorf("flat: dead_by_region %v", f.DeadByRegion)
+	}
+	out, _, _ := runCmd(t, "run", "--workload", "coder", "--policy", "regions:coder", "--window", "32768")
+	if !strings.Contains(out, "dead tokens by region:") || !strings.Contains(out, "conversation") {
+		t.Errorf("text output lacks the split:\n%s", out)
+	}
+}
