@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/bits"
 	"slices"
@@ -339,9 +340,9 @@ var informative = []string{"error", "fail", "panic", "exception", "warning", "fa
 
 // lineScore rates a line: informative words, then each field (split at
 // spaces and punctuation) that is a path or dotted name, an identifier, or
-// holds a digit; capped at 12. ASCII lines, nearly all of them, take one
-// allocation-free pass; others go through the Unicode-aware scoreSlow, which
-// defines the score.
+// holds a digit; capped at 12. ASCII lines, nearly all of them, take
+// scoreASCII's table-driven passes; others one allocation-free pass, or the
+// Unicode-aware scoreSlow, which defines the score.
 func lineScore(line string, lower []byte) (int, []byte) {
 	lower = lower[:0]
 	if len(line) > 8 && line[1:] == line[:len(line)-1] {
@@ -362,14 +363,16 @@ func lineScore(line string, lower []byte) (int, []byte) {
 			line = line[k-4:]
 		}
 	}
-	ascii := true
+	if isASCII(line) {
+		return scoreASCII(line, lower)
+	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		switch {
 		case c >= utf8RuneSelf:
 			// Informative words are ASCII: any other character only
 			// separates letters, as its lower case (non-ASCII) would.
-			ascii, c = false, utf8RuneSelf
+			c = utf8RuneSelf
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
@@ -377,7 +380,7 @@ func lineScore(line string, lower []byte) (int, []byte) {
 	}
 	// Contains, not ContainsAny: with non-ASCII characters ContainsAny walks
 	// the line rune by rune.
-	if !ascii && (!utf8.ValidString(line) || strings.Contains(line, "\u212a") || strings.Contains(line, "\u0130")) {
+	if !utf8.ValidString(line) || strings.Contains(line, "\u212a") || strings.Contains(line, "\u0130") {
 		return scoreSlow(line), lower
 	}
 	// One pass for all the informative words: at each byte, only the
@@ -443,6 +446,121 @@ func lineScore(line string, lower []byte) (int, []byte) {
 	}
 	return s, lower
 }
+
+// scoreASCII is lineScore for an ASCII line, a few table look-ups a byte.
+// buf is reused for the line with eight zero bytes after it, so that eight
+// bytes can be read at any of its positions.
+func scoreASCII(line string, buf []byte) (int, []byte) {
+	buf = append(append(buf[:0], line...), 0, 0, 0, 0, 0, 0, 0, 0)
+	n := len(line)
+	var found uint32
+	// Or-ing 0x20 lowers ASCII letters and makes no other byte a lower-case
+	// letter, and the words are lower-case letters.
+	var k uint16 // the bytes ending at j, or-ed with 0x20
+	for j := 0; j < n; j++ {
+		k = k>>8 | uint16(line[j]|0x20)<<8
+		if wordStarts[k>>6]&(1<<(k&63)) == 0 {
+			continue
+		}
+		i := j - 1 // where the word would start
+		cand := wordsByFirst[uint8(k)] &^ found
+		if cand == 0 {
+			continue
+		}
+		x := binary.LittleEndian.Uint64(buf[i:]) | 0x2020202020202020
+		for ; cand != 0; cand &= cand - 1 {
+			w := bits.TrailingZeros32(cand)
+			word := informative[w]
+			if i+len(word) > n || x&wordMask[w] != wordHead[w] {
+				continue
+			}
+			k := 8
+			for k < len(word) && buf[i+k]|0x20 == word[k] {
+				k++
+			}
+			if k >= len(word) {
+				found |= 1 << w
+			}
+		}
+	}
+	s := 3 * bits.OnesCount32(found)
+	if s >= 12 {
+		return 12, buf
+	}
+	for i := 0; i < n; {
+		k := asciiClass[line[i]]
+		if k&classSep != 0 {
+			i++
+			continue
+		}
+		// A field: its classes, an upper-case letter counting only
+		// after its first byte.
+		start, f := i, k&^classUpper
+		for i++; i < n; i++ {
+			k = asciiClass[line[i]]
+			if k&classSep != 0 {
+				break
+			}
+			f |= k
+		}
+		switch {
+		case f&classPath != 0 && i-start > 3 && line[i-1] != '.':
+			s += 2
+		case f&(classIdent|classUpper) != 0:
+			s += 2
+		case f&classDigit != 0:
+			s++
+		}
+		if s >= 12 {
+			return 12, buf
+		}
+	}
+	return s, buf
+}
+
+// The classes of ASCII bytes for scoreASCII.
+const (
+	classSep   = 1 << iota // splits fields (fieldSep)
+	classPath              // '/' or '.'
+	classIdent             // '_'
+	classDigit
+	classUpper
+)
+
+var asciiClass = func() (t [256]uint8) {
+	for c := 0; c < utf8RuneSelf; c++ {
+		switch {
+		case fieldSep[c]:
+			t[c] = classSep
+		case c == '/' || c == '.':
+			t[c] = classPath
+		case c == '_':
+			t[c] = classIdent
+		case '0' <= c && c <= '9':
+			t[c] = classDigit
+		case 'A' <= c && c <= 'Z':
+			t[c] = classUpper
+		}
+	}
+	return t
+}()
+
+// The informative words for scoreASCII: wordStarts has a bit for the first
+// two bytes of each (a little-endian uint16), wordsByFirst a bit for each
+// starting with a byte, and wordHead and wordMask are each one's first eight
+// bytes (fewer if shorter) as a little-endian uint64 and the mask of those.
+var wordStarts, wordsByFirst, wordHead, wordMask = func() (starts [1 << 10]uint64, by [256]uint32, head, mask [32]uint64) {
+	for i, w := range informative {
+		k := uint16(w[0]) | uint16(w[1])<<8
+		starts[k>>6] |= 1 << (k & 63)
+		by[w[0]] |= 1 << i
+		for k := 0; k < min(len(w), 8); k++ {
+			head[i] |= uint64(w[k]) << (8 * k)
+			mask[i] |= 0xff << (8 * k)
+		}
+	}
+	return
+}()
 
 // lowersToASCII are the characters whose lower case is ASCII (the Kelvin
 // sign and the dotted capital I); lines with them are scored by scoreSlow
