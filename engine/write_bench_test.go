@@ -69,6 +69,13 @@ func (w *writeWorkload) run(b *testing.B, assemble bool) {
 		b.Fatal(err)
 	}
 	calls := make([]ToolCall, 1)
+	cpu0 := cpuSeconds()
+	defer func() {
+		// CPU time (GC included) is steadier than wall time on a shared machine.
+		if cpu := cpuSeconds() - cpu0; cpu > 0 {
+			b.ReportMetric(cpu*1e3/float64(b.N), "cpu-ms/op")
+		}
+	}()
 	for b.Loop() {
 		c, err := New(bp, Options{Window: 200_000, Task: "fix the race in checkout"})
 		if err != nil {
