@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -33,15 +34,26 @@ type Extractive struct{}
 
 var errNothingToSummarise = errors.New("nothing to summarise")
 
+// scratchPool holds Summarize's buffers (a Context keeps its own), so that
+// a caller summarising often does not grow them again at every call.
+var scratchPool = sync.Pool{New: func() any { return new(sumScratch) }}
+
 // Summarize implements Summarizer.
 func (Extractive) Summarize(req SummaryRequest) (string, error) {
-	var sc sumScratch
+	sc := scratchPool.Get().(*sumScratch)
+	defer scratchPool.Put(sc)
 	counter := req.Counter
 	if counter == nil {
 		counter = BytesPerFour{}
 	}
 	sc.lines = sc.scanLines(req.Content, counter, sc.lines[:0])
-	return sc.pick(req.Region, req.MaxTokens, counter, [][]sumLine{sc.lines}, false)
+	sc.groups = append(sc.groups[:0], sc.lines)
+	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.groups, false)
+	// Emptied so that the buffers hold no content between calls.
+	clear(sc.lines)
+	clear(sc.cands)
+	clear(sc.groups)
+	return s, err
 }
 
 // sumLine is one non-blank line as the Extractive summariser sees it. An
@@ -51,7 +63,7 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 type sumLine struct {
 	key    string // the trimmed line, for dropping repeats
 	score  int32  // lineScore(key), without the block-start bonus
-	tokens int32  // countLine(text)
+	tokens int32  // the tokens of text and its newline
 	cut    int32  // text is key[:cut], with "…" after it when cut < len(key)
 	first  bool   // a blank line or the content's start comes before it
 	run    bool   // key is one byte repeated: repeats are found by byte and length
@@ -87,8 +99,10 @@ type sumScratch struct {
 	madeText string
 }
 
-// newSumLine scores line (trimmed, not blank) as scanLines keeps it.
-func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCounter) sumLine {
+// newSumLine scores line (trimmed, not blank) as scanLines keeps it. nl is
+// line with the newline after it, if the content has them so (else ""): a
+// counter other than BytesPerFour counts them without a copy.
+func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter TokenCounter) sumLine {
 	var s int
 	if run {
 		// As lineScore cuts it (without comparing it again): the score
@@ -105,12 +119,21 @@ func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCoun
 	l := sumLine{key: line, score: int32(s), cut: int32(len(line)), first: first, run: run}
 	if len(line) > 400 {
 		l.cut = int32(len(truncateUTF8(line, 400)))
-		if _, ok := counter.(BytesPerFour); ok {
-			l.tokens = int32((int(l.cut) + len("…") + 1 + 3) / 4)
-			return l
-		}
 	}
-	l.tokens = int32(countLine(counter, l.text()))
+	switch _, ok := counter.(BytesPerFour); {
+	case ok:
+		n := int(l.cut) + len("\n")
+		if int(l.cut) < len(line) {
+			n += len("…")
+		}
+		l.tokens = int32((n + 3) / 4)
+	case int(l.cut) < len(line):
+		l.tokens = int32(counter.Count(line[:l.cut] + "…\n"))
+	case nl != "":
+		l.tokens = int32(counter.Count(nl))
+	default:
+		l.tokens = int32(counter.Count(line + "\n"))
+	}
 	return l
 }
 
@@ -154,10 +177,15 @@ func (s *seenSet) reset() {
 func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumLine) []sumLine {
 	defer sc.scanSeen.reset()
 	first := true
-	rest := content
-	for rest != "" {
-		raw, tail, _ := strings.Cut(rest, "\n")
-		rest = tail
+	for at := 0; at < len(content); {
+		end := strings.IndexByte(content[at:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += at
+		}
+		raw := content[at:end]
+		at = end + 1
 		line := strings.TrimSpace(raw)
 		if line == "" {
 			first = true
@@ -170,7 +198,13 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumL
 		if !sc.scanSeen.add(line, run) {
 			continue
 		}
-		out = append(out, sc.newSumLine(line, run, first, counter))
+		nl := ""
+		if c := raw[len(raw)-1]; end < len(content) && ' ' < c && c < utf8RuneSelf {
+			// Not trimmed at its end (ASCII spaces are at most ' '):
+			// the content has the line and its newline.
+			nl = content[end-len(line) : end+1]
+		}
+		out = append(out, sc.newSumLine(line, nl, run, first, counter))
 		first = false
 	}
 	return out
@@ -295,7 +329,7 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 	defer sc.seen.reset()
 	lines := make([]sumLine, 0, 1+len(at))
 	sc.seen.add(header, false)
-	lines = append(lines, sc.newSumLine(header, false, true, counter))
+	lines = append(lines, sc.newSumLine(header, "", false, true, counter))
 	j := 0
 	for i := range sc.cands {
 		if !sc.keep[i] {
@@ -322,18 +356,10 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 		text := s[from : from+int(c.cut)+len("…")]
 		run := isRun(text)
 		if sc.seen.add(text, run) {
-			lines = append(lines, sc.newSumLine(text, run, false, counter))
+			lines = append(lines, sc.newSumLine(text, "", run, false, counter))
 		}
 	}
 	return lines
-}
-
-// countLine counts line and its newline.
-func countLine(counter TokenCounter, line string) int {
-	if _, ok := counter.(BytesPerFour); ok {
-		return (len(line) + 1 + 3) / 4
-	}
-	return counter.Count(line + "\n")
 }
 
 var informative = []string{"error", "fail", "panic", "exception", "warning", "fatal", "decid", "decision", "must", "todo", "fix", "because", "result", "found", "conclusion", "summary", "important", "note"}
