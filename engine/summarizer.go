@@ -42,6 +42,7 @@ var scratchPool = sync.Pool{New: func() any { return new(sumScratch) }}
 func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	sc := scratchPool.Get().(*sumScratch)
 	defer scratchPool.Put(sc)
+	clear(sc.runCutTokens[:]) // counted by the last call's counter
 	counter := req.Counter
 	if counter == nil {
 		counter = BytesPerFour{}
@@ -92,7 +93,11 @@ type sumScratch struct {
 	keep           []bool
 	lower          []byte
 	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
-	ents           []*entry
+	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
+	// cut text depends on the byte alone. Counted with the Context's counter,
+	// or the one of the current Summarize call.
+	runCutTokens [256]int32
+	ents         []*entry
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
@@ -127,6 +132,12 @@ func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter Token
 			n += len("…")
 		}
 		l.tokens = int32((n + 3) / 4)
+	case run && int(l.cut) < len(line):
+		c := line[0]
+		if sc.runCutTokens[c] == 0 {
+			sc.runCutTokens[c] = int32(counter.Count(line[:l.cut]+"…\n")) + 1
+		}
+		l.tokens = sc.runCutTokens[c] - 1
 	case int(l.cut) < len(line):
 		l.tokens = int32(counter.Count(line[:l.cut] + "…\n"))
 	case nl != "":
