@@ -47,7 +47,8 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	if counter == nil {
 		counter = BytesPerFour{}
 	}
-	sc.lines = sc.scanLines(req.Content, counter, sc.lines[:0])
+	sc.lines = sc.scanLines(req.Content, counter, &sc.scanSeen, sc.lines[:0])
+	sc.scanSeen.reset()
 	sc.groups = append(sc.groups[:0], sc.lines)
 	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.groups, false)
 	// Emptied so that the buffers hold no content between calls.
@@ -178,15 +179,29 @@ func (s *seenSet) add(line string, run bool) bool {
 	return len(s.strs) > n
 }
 
+// appendNew appends to out the lines not seen yet, and adds them; a line
+// left out leaves first to the next, as a repeat scanLines skips does.
+func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
+	first := false
+	for _, l := range lines {
+		first = first || l.first
+		if s.add(l.key, l.run) {
+			l.first, first = first, false
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // reset empties the set, so that it holds no content between calls.
 func (s *seenSet) reset() {
 	clear(s.strs)
 	clear(s.runs)
 }
 
-// scanLines appends content's non-blank lines to out, scored.
-func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumLine) []sumLine {
-	defer sc.scanSeen.reset()
+// scanLines appends content's non-blank lines to out, scored, but for those
+// in seen already, and adds them to seen.
+func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seenSet, out []sumLine) []sumLine {
 	first := true
 	for at := 0; at < len(content); {
 		end := strings.IndexByte(content[at:], '\n')
@@ -202,11 +217,10 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumL
 			first = true
 			continue
 		}
-		// A repeat within the content can never be kept (its first
-		// occurrence comes before it), so it is not scored; like a
-		// skipped repeat in pick, it leaves first as it was.
+		// A repeat can never be kept (its first occurrence comes before
+		// it), so it is not scored; it leaves first as it was.
 		run := isRun(line)
-		if !sc.scanSeen.add(line, run) {
+		if !seen.add(line, run) {
 			continue
 		}
 		nl := ""
@@ -222,8 +236,8 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumL
 }
 
 // pick keeps the best lines of the groups (each group is the content of
-// one entry; entries are joined by blank lines) in their order, within the
-// budget: the Extractive summary. If made, it leaves the summary's own
+// one entry; entries are joined by blank lines; no line is in two) in their
+// order, within the budget: the Extractive summary. If made, it leaves the summary's own
 // lines, as scanLines would find them, in sc.made.
 func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, groups [][]sumLine, made bool) (string, error) {
 	sc.made, sc.madeText = nil, ""
@@ -240,9 +254,6 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 			if l.first {
 				firstOfBlock = true
 			}
-			if !sc.seen.add(l.key, l.run) {
-				continue
-			}
 			if firstOfBlock {
 				l.score += 4
 				l.bonus = true
@@ -251,7 +262,6 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 			cands = append(cands, l)
 		}
 	}
-	sc.seen.reset()
 	sc.cands = cands
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
