@@ -93,6 +93,7 @@ type Context struct {
 	// Unused room for assistant turns' calls and call tokens.
 	callBuf    []ToolCall
 	callTokBuf []int
+	pointers   strings.Builder // the slab of wholePointer
 	gates      map[string]int
 	iter       int
 	scripts    map[string]RegionScript
