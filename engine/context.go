@@ -90,18 +90,19 @@ type Context struct {
 	total   int
 	events  []Event
 	calls   map[string]ToolCall
+	gates   map[string]int
+	iter    int
+	scripts map[string]RegionScript
+	asm     assembler
+	sumSc   sumScratch // the Extractive summariser's buffers
+	// shortfall is the high-water mark of provider-reported prompt tokens
+	// over the engine's estimate (reference calibration.rs).
+	shortfall int
+
 	// Unused room for assistant turns' calls and call tokens.
 	callBuf    []ToolCall
 	callTokBuf []int
 	pointers   strings.Builder // the slab of wholePointer
-	gates      map[string]int
-	iter       int
-	scripts    map[string]RegionScript
-	asm        assembler
-	sumSc      sumScratch // the Extractive summariser's buffers
-	// shortfall is the high-water mark of provider-reported prompt tokens
-	// over the engine's estimate (reference calibration.rs).
-	shortfall int
 }
 
 // The runtime's infra regions (ENGINE.md §1.9).
