@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -311,6 +310,8 @@ func (c *Context) summaryEntry(sum string) *entry {
 // An entry summarised a second time (a summary folded into the next) keeps
 // its scanned, scored lines, so the summaries are not scored at every fold;
 // the rest, summarised once and cleared, are scanned into a reused buffer.
+// A line an earlier entry has is left out there (pick would skip it): it is
+// not scored, and pick need not look for repeats.
 func (c *Context) extractive(region string, entries []*entry, maxTokens int) (string, error) {
 	sc := &c.sumSc
 	counter := c.counter
@@ -319,25 +320,23 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 	}
 	buf, spans := sc.lines[:0], sc.spans[:0]
 	for _, e := range entries {
-		if e.scanned {
-			spans = append(spans, -1, 0)
-			continue
+		if !e.scanned && e.summarised {
+			e.lines, e.scanned = sc.scanLines(e.content, counter, &sc.scanSeen, nil), true
+			sc.scanSeen.reset()
 		}
 		from := len(buf)
-		buf = sc.scanLines(e.content, counter, buf)
-		if e.summarised {
-			e.lines, e.scanned = slices.Clone(buf[from:]), true
+		if e.scanned {
+			buf = sc.seen.appendNew(buf, e.lines)
+		} else {
+			buf = sc.scanLines(e.content, counter, &sc.seen, buf)
 		}
 		e.summarised = true
 		spans = append(spans, int32(from), int32(len(buf)))
 	}
+	sc.seen.reset()
 	groups := sc.groups[:0]
-	for i, e := range entries {
-		if from := spans[2*i]; from >= 0 {
-			groups = append(groups, buf[from:spans[2*i+1]])
-		} else {
-			groups = append(groups, e.lines)
-		}
+	for i := range entries {
+		groups = append(groups, buf[spans[2*i]:spans[2*i+1]])
 	}
 	s, err := sc.pick(region, maxTokens, counter, groups, true)
 	// Emptied so that the buffers hold no content between calls.

@@ -98,6 +98,11 @@ type Context struct {
 	// shortfall is the high-water mark of provider-reported prompt tokens
 	// over the engine's estimate (reference calibration.rs).
 	shortfall int
+
+	// Unused room for assistant turns' calls and call tokens.
+	callBuf    []ToolCall
+	callTokBuf []int
+	pointers   strings.Builder // the slab of wholePointer
 }
 
 // The runtime's infra regions (ENGINE.md §1.9).
@@ -216,7 +221,14 @@ func (c *Context) compileScripts() error {
 	return nil
 }
 
-func (c *Context) emit(e Event) { c.events = append(c.events, e) }
+func (c *Context) emit(e Event) {
+	if len(c.events) == cap(c.events) {
+		// Drain hands out the events before the spare capacity, which the
+		// next ones fill: one array serves many Drains.
+		c.events = append(make([]Event, 0, max(2*len(c.events), 64)), c.events...)
+	}
+	c.events = append(c.events, e)
+}
 
 func (c *Context) warn(region, msg string) {
 	c.emit(Event{Kind: EventWarning, Region: region, Message: msg})
@@ -255,8 +267,12 @@ func (c *Context) Shortfall() int { return c.shortfall }
 
 // Drain returns the engine events since the last Drain.
 func (c *Context) Drain() []Event {
-	out := c.events
-	c.events = nil
+	n := len(c.events)
+	if n == 0 {
+		return nil
+	}
+	out := c.events[:n:n]
+	c.events = c.events[n:]
 	return out
 }
 
@@ -349,13 +365,22 @@ func (c *Context) AddUser(text string) error {
 // conversation.
 func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 	e := c.newEntry(EntryAssistant, text)
-	for _, tc := range calls {
-		t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
-		e.tokens += t
-		e.callTok = append(e.callTok, t)
-		c.calls[tc.ID] = tc
+	if n := len(calls); n > 0 {
+		// The calls and their tokens are cut from arrays shared by many
+		// turns: two allocations fewer a turn.
+		if len(c.callBuf) < n {
+			c.callBuf, c.callTokBuf = make([]ToolCall, max(n, 64)), make([]int, max(n, 64))
+		}
+		e.calls, c.callBuf = c.callBuf[:n:n], c.callBuf[n:]
+		e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
+		copy(e.calls, calls)
+		for i, tc := range calls {
+			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+			e.tokens += t
+			e.callTok[i] = t
+			c.calls[tc.ID] = tc
+		}
 	}
-	e.calls = append([]ToolCall(nil), calls...)
 	c.iter++
 	return c.writeNamed("conversation", e)
 }

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -32,15 +34,28 @@ type Extractive struct{}
 
 var errNothingToSummarise = errors.New("nothing to summarise")
 
+// scratchPool holds Summarize's buffers (a Context keeps its own), so that
+// a caller summarising often does not grow them again at every call.
+var scratchPool = sync.Pool{New: func() any { return new(sumScratch) }}
+
 // Summarize implements Summarizer.
 func (Extractive) Summarize(req SummaryRequest) (string, error) {
-	var sc sumScratch
+	sc := scratchPool.Get().(*sumScratch)
+	defer scratchPool.Put(sc)
+	clear(sc.runCutTokens[:]) // counted by the last call's counter
 	counter := req.Counter
 	if counter == nil {
 		counter = BytesPerFour{}
 	}
-	sc.lines = sc.scanLines(req.Content, counter, sc.lines[:0])
-	return sc.pick(req.Region, req.MaxTokens, counter, [][]sumLine{sc.lines}, false)
+	sc.lines = sc.scanLines(req.Content, counter, &sc.scanSeen, sc.lines[:0])
+	sc.scanSeen.reset()
+	sc.groups = append(sc.groups[:0], sc.lines)
+	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.groups, false)
+	// Emptied so that the buffers hold no content between calls.
+	clear(sc.lines)
+	clear(sc.cands)
+	clear(sc.groups)
+	return s, err
 }
 
 // sumLine is one non-blank line as the Extractive summariser sees it. An
@@ -50,7 +65,7 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 type sumLine struct {
 	key    string // the trimmed line, for dropping repeats
 	score  int32  // lineScore(key), without the block-start bonus
-	tokens int32  // countLine(text)
+	tokens int32  // the tokens of text and its newline
 	cut    int32  // text is key[:cut], with "…" after it when cut < len(key)
 	first  bool   // a blank line or the content's start comes before it
 	run    bool   // key is one byte repeated: repeats are found by byte and length
@@ -79,15 +94,21 @@ type sumScratch struct {
 	keep           []bool
 	lower          []byte
 	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
-	ents           []*entry
+	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
+	// cut text depends on the byte alone. Counted with the Context's counter,
+	// or the one of the current Summarize call.
+	runCutTokens [256]int32
+	ents         []*entry
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
 	madeText string
 }
 
-// newSumLine scores line (trimmed, not blank) as scanLines keeps it.
-func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCounter) sumLine {
+// newSumLine scores line (trimmed, not blank) as scanLines keeps it. nl is
+// line with the newline after it, if the content has them so (else ""): a
+// counter other than BytesPerFour counts them without a copy.
+func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter TokenCounter) sumLine {
 	var s int
 	if run {
 		// As lineScore cuts it (without comparing it again): the score
@@ -104,12 +125,27 @@ func (sc *sumScratch) newSumLine(line string, run, first bool, counter TokenCoun
 	l := sumLine{key: line, score: int32(s), cut: int32(len(line)), first: first, run: run}
 	if len(line) > 400 {
 		l.cut = int32(len(truncateUTF8(line, 400)))
-		if _, ok := counter.(BytesPerFour); ok {
-			l.tokens = int32((int(l.cut) + len("…") + 1 + 3) / 4)
-			return l
-		}
 	}
-	l.tokens = int32(countLine(counter, l.text()))
+	switch _, ok := counter.(BytesPerFour); {
+	case ok:
+		n := int(l.cut) + len("\n")
+		if int(l.cut) < len(line) {
+			n += len("…")
+		}
+		l.tokens = int32((n + 3) / 4)
+	case run && int(l.cut) < len(line):
+		c := line[0]
+		if sc.runCutTokens[c] == 0 {
+			sc.runCutTokens[c] = int32(counter.Count(line[:l.cut]+"…\n")) + 1
+		}
+		l.tokens = sc.runCutTokens[c] - 1
+	case int(l.cut) < len(line):
+		l.tokens = int32(counter.Count(line[:l.cut] + "…\n"))
+	case nl != "":
+		l.tokens = int32(counter.Count(nl))
+	default:
+		l.tokens = int32(counter.Count(line + "\n"))
+	}
 	return l
 }
 
@@ -143,41 +179,65 @@ func (s *seenSet) add(line string, run bool) bool {
 	return len(s.strs) > n
 }
 
+// appendNew appends to out the lines not seen yet, and adds them; a line
+// left out leaves first to the next, as a repeat scanLines skips does.
+func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
+	first := false
+	for _, l := range lines {
+		first = first || l.first
+		if s.add(l.key, l.run) {
+			l.first, first = first, false
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // reset empties the set, so that it holds no content between calls.
 func (s *seenSet) reset() {
 	clear(s.strs)
 	clear(s.runs)
 }
 
-// scanLines appends content's non-blank lines to out, scored.
-func (sc *sumScratch) scanLines(content string, counter TokenCounter, out []sumLine) []sumLine {
-	defer sc.scanSeen.reset()
+// scanLines appends content's non-blank lines to out, scored, but for those
+// in seen already, and adds them to seen.
+func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seenSet, out []sumLine) []sumLine {
 	first := true
-	rest := content
-	for rest != "" {
-		raw, tail, _ := strings.Cut(rest, "\n")
-		rest = tail
+	for at := 0; at < len(content); {
+		end := strings.IndexByte(content[at:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += at
+		}
+		raw := content[at:end]
+		at = end + 1
 		line := strings.TrimSpace(raw)
 		if line == "" {
 			first = true
 			continue
 		}
-		// A repeat within the content can never be kept (its first
-		// occurrence comes before it), so it is not scored; like a
-		// skipped repeat in pick, it leaves first as it was.
+		// A repeat can never be kept (its first occurrence comes before
+		// it), so it is not scored; it leaves first as it was.
 		run := isRun(line)
-		if !sc.scanSeen.add(line, run) {
+		if !seen.add(line, run) {
 			continue
 		}
-		out = append(out, sc.newSumLine(line, run, first, counter))
+		nl := ""
+		if c := raw[len(raw)-1]; end < len(content) && ' ' < c && c < utf8RuneSelf {
+			// Not trimmed at its end (ASCII spaces are at most ' '):
+			// the content has the line and its newline.
+			nl = content[end-len(line) : end+1]
+		}
+		out = append(out, sc.newSumLine(line, nl, run, first, counter))
 		first = false
 	}
 	return out
 }
 
 // pick keeps the best lines of the groups (each group is the content of
-// one entry; entries are joined by blank lines) in their order, within the
-// budget: the Extractive summary. If made, it leaves the summary's own
+// one entry; entries are joined by blank lines; no line is in two) in their
+// order, within the budget: the Extractive summary. If made, it leaves the summary's own
 // lines, as scanLines would find them, in sc.made.
 func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, groups [][]sumLine, made bool) (string, error) {
 	sc.made, sc.madeText = nil, ""
@@ -194,9 +254,6 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 			if l.first {
 				firstOfBlock = true
 			}
-			if !sc.seen.add(l.key, l.run) {
-				continue
-			}
 			if firstOfBlock {
 				l.score += 4
 				l.bonus = true
@@ -205,7 +262,6 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 			cands = append(cands, l)
 		}
 	}
-	sc.seen.reset()
 	sc.cands = cands
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
@@ -294,7 +350,7 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 	defer sc.seen.reset()
 	lines := make([]sumLine, 0, 1+len(at))
 	sc.seen.add(header, false)
-	lines = append(lines, sc.newSumLine(header, false, true, counter))
+	lines = append(lines, sc.newSumLine(header, "", false, true, counter))
 	j := 0
 	for i := range sc.cands {
 		if !sc.keep[i] {
@@ -321,27 +377,19 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 		text := s[from : from+int(c.cut)+len("…")]
 		run := isRun(text)
 		if sc.seen.add(text, run) {
-			lines = append(lines, sc.newSumLine(text, run, false, counter))
+			lines = append(lines, sc.newSumLine(text, "", run, false, counter))
 		}
 	}
 	return lines
-}
-
-// countLine counts line and its newline.
-func countLine(counter TokenCounter, line string) int {
-	if _, ok := counter.(BytesPerFour); ok {
-		return (len(line) + 1 + 3) / 4
-	}
-	return counter.Count(line + "\n")
 }
 
 var informative = []string{"error", "fail", "panic", "exception", "warning", "fatal", "decid", "decision", "must", "todo", "fix", "because", "result", "found", "conclusion", "summary", "important", "note"}
 
 // lineScore rates a line: informative words, then each field (split at
 // spaces and punctuation) that is a path or dotted name, an identifier, or
-// holds a digit; capped at 12. ASCII lines, nearly all of them, take one
-// allocation-free pass; others go through the Unicode-aware scoreSlow, which
-// defines the score.
+// holds a digit; capped at 12. ASCII lines, nearly all of them, take
+// scoreASCII's table-driven passes; others one allocation-free pass, or the
+// Unicode-aware scoreSlow, which defines the score.
 func lineScore(line string, lower []byte) (int, []byte) {
 	lower = lower[:0]
 	if len(line) > 8 && line[1:] == line[:len(line)-1] {
@@ -362,14 +410,16 @@ func lineScore(line string, lower []byte) (int, []byte) {
 			line = line[k-4:]
 		}
 	}
-	ascii := true
+	if isASCII(line) {
+		return scoreASCII(line, lower)
+	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		switch {
 		case c >= utf8RuneSelf:
 			// Informative words are ASCII: any other character only
 			// separates letters, as its lower case (non-ASCII) would.
-			ascii, c = false, utf8RuneSelf
+			c = utf8RuneSelf
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
@@ -377,7 +427,7 @@ func lineScore(line string, lower []byte) (int, []byte) {
 	}
 	// Contains, not ContainsAny: with non-ASCII characters ContainsAny walks
 	// the line rune by rune.
-	if !ascii && (!utf8.ValidString(line) || strings.Contains(line, "\u212a") || strings.Contains(line, "\u0130")) {
+	if !utf8.ValidString(line) || strings.Contains(line, "\u212a") || strings.Contains(line, "\u0130") {
 		return scoreSlow(line), lower
 	}
 	// One pass for all the informative words: at each byte, only the
@@ -443,6 +493,121 @@ func lineScore(line string, lower []byte) (int, []byte) {
 	}
 	return s, lower
 }
+
+// scoreASCII is lineScore for an ASCII line, a few table look-ups a byte.
+// buf is reused for the line with eight zero bytes after it, so that eight
+// bytes can be read at any of its positions.
+func scoreASCII(line string, buf []byte) (int, []byte) {
+	buf = append(append(buf[:0], line...), 0, 0, 0, 0, 0, 0, 0, 0)
+	n := len(line)
+	var found uint32
+	// Or-ing 0x20 lowers ASCII letters and makes no other byte a lower-case
+	// letter, and the words are lower-case letters.
+	var k uint16 // the bytes ending at j, or-ed with 0x20
+	for j := 0; j < n; j++ {
+		k = k>>8 | uint16(line[j]|0x20)<<8
+		if wordStarts[k>>6]&(1<<(k&63)) == 0 {
+			continue
+		}
+		i := j - 1 // where the word would start
+		cand := wordsByFirst[uint8(k)] &^ found
+		if cand == 0 {
+			continue
+		}
+		x := binary.LittleEndian.Uint64(buf[i:]) | 0x2020202020202020
+		for ; cand != 0; cand &= cand - 1 {
+			w := bits.TrailingZeros32(cand)
+			word := informative[w]
+			if i+len(word) > n || x&wordMask[w] != wordHead[w] {
+				continue
+			}
+			k := 8
+			for k < len(word) && buf[i+k]|0x20 == word[k] {
+				k++
+			}
+			if k >= len(word) {
+				found |= 1 << w
+			}
+		}
+	}
+	s := 3 * bits.OnesCount32(found)
+	if s >= 12 {
+		return 12, buf
+	}
+	for i := 0; i < n; {
+		k := asciiClass[line[i]]
+		if k&classSep != 0 {
+			i++
+			continue
+		}
+		// A field: its classes, an upper-case letter counting only
+		// after its first byte.
+		start, f := i, k&^classUpper
+		for i++; i < n; i++ {
+			k = asciiClass[line[i]]
+			if k&classSep != 0 {
+				break
+			}
+			f |= k
+		}
+		switch {
+		case f&classPath != 0 && i-start > 3 && line[i-1] != '.':
+			s += 2
+		case f&(classIdent|classUpper) != 0:
+			s += 2
+		case f&classDigit != 0:
+			s++
+		}
+		if s >= 12 {
+			return 12, buf
+		}
+	}
+	return s, buf
+}
+
+// The classes of ASCII bytes for scoreASCII.
+const (
+	classSep   = 1 << iota // splits fields (fieldSep)
+	classPath              // '/' or '.'
+	classIdent             // '_'
+	classDigit
+	classUpper
+)
+
+var asciiClass = func() (t [256]uint8) {
+	for c := 0; c < utf8RuneSelf; c++ {
+		switch {
+		case fieldSep[c]:
+			t[c] = classSep
+		case c == '/' || c == '.':
+			t[c] = classPath
+		case c == '_':
+			t[c] = classIdent
+		case '0' <= c && c <= '9':
+			t[c] = classDigit
+		case 'A' <= c && c <= 'Z':
+			t[c] = classUpper
+		}
+	}
+	return t
+}()
+
+// The informative words for scoreASCII: wordStarts has a bit for the first
+// two bytes of each (a little-endian uint16), wordsByFirst a bit for each
+// starting with a byte, and wordHead and wordMask are each one's first eight
+// bytes (fewer if shorter) as a little-endian uint64 and the mask of those.
+var wordStarts, wordsByFirst, wordHead, wordMask = func() (starts [1 << 10]uint64, by [256]uint32, head, mask [32]uint64) {
+	for i, w := range informative {
+		k := uint16(w[0]) | uint16(w[1])<<8
+		starts[k>>6] |= 1 << (k & 63)
+		by[w[0]] |= 1 << i
+		for k := 0; k < min(len(w), 8); k++ {
+			head[i] |= uint64(w[k]) << (8 * k)
+			mask[i] |= 0xff << (8 * k)
+		}
+	}
+	return
+}()
 
 // lowersToASCII are the characters whose lower case is ASCII (the Kelvin
 // sign and the dotted capital I); lines with them are scored by scoreSlow

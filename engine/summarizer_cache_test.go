@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,38 @@ func TestExtractiveEntriesMatchJoined(t *testing.T) {
 	}
 }
 
+// The same with random entries of repeated lines and blank lines, some of
+// them with their lines kept from an earlier summary and some not.
+func TestExtractiveMixedEntriesMatchJoined(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lines := []string{"", "", "dup", "dup", "error here", "x_y 1", "plain", "more plain", "Fix it", strings.Repeat("~", 450), strings.Repeat("~", 500), "a/b.go", "c.d"}
+	for trial := range 3000 {
+		c := &Context{counter: BytesPerFour{}}
+		var ents []*entry
+		var contents []string
+		for range 1 + rng.IntN(5) {
+			var parts []string
+			for range rng.IntN(8) {
+				parts = append(parts, lines[rng.IntN(len(lines))])
+			}
+			e := &entry{content: strings.Join(parts, "\n")}
+			if rng.IntN(2) == 0 {
+				for range 2 { // the second keeps its lines
+					c.extractive("r", []*entry{e}, 1000)
+				}
+			}
+			ents = append(ents, e)
+			contents = append(contents, e.content)
+		}
+		budget := 6 + rng.IntN(40)
+		want, wantErr := Extractive{}.Summarize(SummaryRequest{Region: "r", Content: strings.Join(contents, "\n\n"), MaxTokens: budget, Counter: BytesPerFour{}})
+		got, err := c.extractive("r", ents, budget)
+		if got != want || (err == nil) != (wantErr == nil) {
+			t.Fatalf("trial %d %q: got %q, %v; want %q, %v", trial, contents, got, err, want, wantErr)
+		}
+	}
+}
+
 // A summary's entry takes the lines pick made for it; they must be the
 // lines scanLines finds in the summary's text.
 func TestSummaryLinesMatchScan(t *testing.T) {
@@ -67,7 +100,7 @@ func TestSummaryLinesMatchScan(t *testing.T) {
 			}
 			e := c.summaryEntry(s)
 			var sc sumScratch
-			want := sc.scanLines(s, BytesPerFour{}, nil)
+			want := sc.scanLines(s, BytesPerFour{}, &sc.scanSeen, nil)
 			if e.scanned {
 				made++
 			}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -49,6 +50,31 @@ func TestLineScoreMatchesDefinition(t *testing.T) {
 				t.Errorf("lineScore(%q) = %d, definition says %d", l, got, scoreSlow(l))
 			}
 		})
+	}
+}
+
+// Random ASCII lines of the informative words (whole, cut, in any case)
+// and the bytes that split or classify fields score as the definition.
+func TestLineScoreASCII(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := append([]string{" ", ".", "/", "_", "7", "A", "x", "\t", ",", "(", "`", "~", "..."}, informative...)
+	for range 20000 {
+		var b []byte
+		for range rng.IntN(12) {
+			p := pieces[rng.IntN(len(pieces))]
+			p = p[:1+rng.IntN(len(p))]
+			for _, c := range []byte(p) {
+				if rng.IntN(4) == 0 && 'a' <= c && c <= 'z' {
+					c -= 'a' - 'A'
+				}
+				b = append(b, c)
+			}
+		}
+		if l := string(b); l != "" {
+			if got, _ := lineScore(l, nil); got != scoreSlow(l) {
+				t.Fatalf("lineScore(%q) = %d, definition says %d", l, got, scoreSlow(l))
+			}
+		}
 	}
 }
 

@@ -160,7 +160,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		routed.Outcome = RoutedHidden
 		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, previewOf(content))
 	case out == RoutedWhole:
-		ptr = wholePointer(full, target, content)
+		ptr = c.wholePointer(full, target, content)
 	case out == RoutedTruncated:
 		preview := previewOf(content)
 		omitted := utf8.RuneCountInString(content) - utf8.RuneCountInString(e.content)
@@ -202,31 +202,41 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 	return fmt.Sprintf("\n'%s' is a context region, not a file - its contents are already in this prompt, under the '%s' heading. Read them there rather than through a tool.", base, base)
 }
 
-// wholePointer is the pointer left for a result stored whole, built in one
-// allocation (it is written for nearly every routed result).
-func wholePointer(tokens int, region, content string) string {
+// wholePointer is the pointer left for a result stored whole, written for
+// nearly every routed result: it is cut from a slab shared by many (a
+// Builder only appends, so the pointers cut from it stay as they are).
+func (c *Context) wholePointer(tokens int, region, content string) string {
 	const (
-		a = "[output ("
-		b = " tokens) is in your context under the '"
-		c = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
+		p1 = "[output ("
+		p2 = " tokens) is in your context under the '"
+		p3 = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
 	)
 	head, cut := previewHead(content)
 	var num [20]byte
 	n := strconv.AppendInt(num[:0], int64(tokens), 10)
-	var sb strings.Builder
-	sb.Grow(len(a) + len(n) + len(b) + len(region) + len(c) + len(head) + len("…]"))
-	sb.WriteString(a)
+	size := len(p1) + len(n) + len(p2) + len(region) + len(p3) + len(head) + len("…]")
+	sb := &c.pointers
+	if sb.Cap()-sb.Len() < size {
+		*sb = strings.Builder{}
+		sb.Grow(max(size, pointerSlabBytes))
+	}
+	from := sb.Len()
+	sb.WriteString(p1)
 	sb.Write(n)
-	sb.WriteString(b)
+	sb.WriteString(p2)
 	sb.WriteString(region)
-	sb.WriteString(c)
+	sb.WriteString(p3)
 	sb.WriteString(head)
 	if cut {
 		sb.WriteString("…")
 	}
 	sb.WriteByte(']')
-	return sb.String()
+	return sb.String()[from:]
 }
+
+// pointerSlabBytes is the size of the slabs pointers are cut from: a few
+// dozen pointers, so that few slabs outlive the conversation that holds them.
+const pointerSlabBytes = 8 << 10
 
 // previewHead is previewOf(s) without its "…": s's head, and whether it was cut.
 func previewHead(s string) (string, bool) {
