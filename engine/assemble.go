@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -104,6 +105,15 @@ type Request struct {
 	Tokens       int
 	SystemTokens int
 	SystemHash   uint64
+	// SameSystem, SameMessages and DroppedMessages say how much of the
+	// request is as the previous one was, so that a caller converts only
+	// the rest: System[:SameSystem] equal the previous request's
+	// System[:SameSystem], and Messages[:SameMessages] its Messages[d:]
+	// from d = DroppedMessages on (the first messages, which left with the
+	// oldest entries of a sliding window), in every field but Cache and
+	// Breakpoint (of blocks and messages), which are set per request. Each
+	// is the longest such run (0 for the first request of a Context).
+	SameSystem, SameMessages, DroppedMessages int
 }
 
 // Clone returns a copy of the request that later calls of Assemble leave
@@ -172,9 +182,13 @@ type rendered struct {
 	// of it, with headTokens for its heading and tailSum for its entries.
 	at, hashed, headTokens, tailSum int
 	// Sliding windows: the first entry of each message in msgs, and what
-	// finishMessages needs to know of msgs, kept as they are built.
+	// finishMessages needs to know of msgs, kept as they are built; the
+	// leading messages the last render kept as they were.
 	msgStarts []int
 	msgInfo   []msgInfo
+	kept      int
+	sysKept   int // leading blocks the last render kept as they were
+	dropped   int // leading messages the last render dropped, before kept
 }
 
 // msgInfo sums a sliding window's messages up to and including one, so
@@ -188,35 +202,54 @@ type msgInfo struct {
 	uses, results bool // this message holds tool_use / tool_result blocks
 }
 
-// sysGroup is one region's system blocks, sorted by tier then hint.
+// sysGroup is one region's system blocks, sorted by tier then hint, of
+// which the first kept are as at the last build.
 type sysGroup struct {
 	tier, prio int
 	blocks     []Block
+	r          *region
+	kept       int
+}
+
+// sysSlot is a region's place in the system blocks of a build.
+type sysSlot struct {
+	r *region
+	n int // blocks
 }
 
 type assembler struct {
-	groups       []sysGroup // reused by every request
-	orderChanged bool
-	sysKey       []uint64
-	msgKey       []uint64
-	spareKeys    [2][]uint64 // the key buffers not in use, reused
-	system       []Block
-	sysTokens    int
-	sysHash      uint64
-	prevSysHash  uint64
-	havePrev     bool
-	msgs         []Message
-	msgTokens    int
+	groups []sysGroup // reused by every request
+	// The regions of the last build of the system blocks, in order.
+	layout, spareLayout []sysSlot
+	orderChanged        bool
+	sysKey              []uint64
+	msgKey              []uint64
+	spareKeys           [2][]uint64 // the key buffers not in use, reused
+	system              []Block
+	sysTokens           int
+	sysHash             uint64
+	prevSysHash         uint64
+	havePrev            bool
+	msgs                []Message
+	msgTokens           int
 	// The slices the previous request but one was built in: a request's
 	// slices stay as they are until the next-but-one Assemble, then are
 	// reused (an allocation and its scanning per changed request).
-	spareSys      []Block
-	spareMsgs     []Message
-	spareMark     []Block // markMessageBreakpoint's copies, likewise
-	mark          []Block
-	msgSysChgd    bool
-	stableChanges map[string]int
-	uses, results map[string]bool // finishMessages' tool call ids
+	spareSys   []Block
+	spareMsgs  []Message
+	spareMark  []Block // markMessageBreakpoint's copies, likewise
+	mark       []Block
+	msgSysChgd bool
+	// The sliding windows of the last rebuild of the messages, and how
+	// many of their leading messages were as at the rebuild before (lead).
+	// msgsOK of msgs (spareOK of spareMsgs) hold the windows' messages of
+	// their rebuild, but for the one marked (msgsMarked, spareMarked; -1).
+	wins, spareWins         []*region
+	lead, msgsOK, spareOK   int
+	msgsMarked, spareMarked int
+	begin, cont             Message // finishing's "Begin." and "Continue."
+	stableChanges           map[string]int
+	uses, results           map[string]bool // finishMessages' tool call ids
 }
 
 const (
@@ -252,6 +285,7 @@ func (c *Context) Assemble() *Request {
 		}
 	}
 	sysDirty := a.orderChanged || hasCustom || !equalKeys(sysKey, a.sysKey) || a.system == nil
+	sameSys, sameMsgs, dropMsgs := len(a.system), len(a.msgs), 0
 	var preamble []Message
 	if sysDirty {
 		// Every block of a region shares its tier and hint, so sorting the
@@ -263,18 +297,20 @@ func (c *Context) Assemble() *Request {
 				continue
 			}
 			var bs []Block
+			kept := 0
 			if r.kind == KindCustom {
 				var ms []Message
 				bs, ms = c.renderCustom(r)
 				preamble = append(preamble, ms...)
 			} else {
+				r.rend.sysKept = len(r.rend.blocks) // unless rendered again
 				c.renderRegion(r)
-				bs = r.rend.blocks
+				bs, kept = r.rend.blocks, r.rend.sysKept
 			}
 			if len(bs) == 0 {
 				continue
 			}
-			groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs})
+			groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs, r, kept})
 			n += len(bs)
 		}
 		slices.SortStableFunc(groups, func(x, y sysGroup) int {
@@ -283,10 +319,20 @@ func (c *Context) Assemble() *Request {
 			}
 			return x.prio - y.prio
 		})
+		// lead counts the leading blocks that are as at the last build:
+		// those of regions in the same place that kept them.
+		lead, leading := 0, true
+		layout := a.spareLayout[:0]
 		blocks := slices.Grow(a.spareSys[:0], n)
-		for _, g := range groups {
+		for i, g := range groups {
 			blocks = appendBlocks(blocks, g.blocks)
+			layout = append(layout, sysSlot{g.r, len(g.blocks)})
+			if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
+				lead += min(g.kept, len(g.blocks), a.layout[i].n)
+				leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
+			}
 		}
+		a.layout, a.spareLayout = layout, a.layout
 		clear(groups) // holds no blocks between requests
 		a.groups = groups
 		if old := a.spareSys; len(old) > n {
@@ -296,6 +342,7 @@ func (c *Context) Assemble() *Request {
 		a.spareSys = a.system
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		a.sysKey, sysKey = sysKey, a.sysKey
+		sameSys = sameBlocks(a.spareSys, a.system, lead)
 	}
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
 	msgDirty := a.orderChanged || hasCustom || !equalKeys(msgKey, a.msgKey) || a.msgs == nil || sysChanged != a.msgSysChgd
@@ -303,11 +350,53 @@ func (c *Context) Assemble() *Request {
 		// Sized once (with room for finishMessages' "Begin."/"Continue.")
 		// rather than grown region by region: the request keeps it.
 		n := len(preamble) + 2
+		// lead counts the leading window messages that are as they were at
+		// the last rebuild, less the drop first ones that left with the
+		// oldest entries of the first window that has messages: those of
+		// windows not rendered again, then those the first window rendered
+		// again kept.
+		wins := a.spareWins[:0]
+		lead, drop, leading := 0, 0, len(preamble) == 0
 		for _, r := range c.regions {
 			if !r.hidden && r.kind == KindSlidingWindow {
+				rd := &r.rend
+				before := len(rd.msgs)
+				rd.kept, rd.dropped = before, 0 // unless rendered again
 				c.renderRegion(r)
-				n += len(r.rend.msgs)
+				n += len(rd.msgs)
+				wins = append(wins, r)
+				if leading && rd.dropped > 0 {
+					if lead > 0 || drop > 0 {
+						leading = false
+					} else {
+						drop = rd.dropped
+					}
+				}
+				if leading {
+					lead += rd.kept
+					leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
+				}
 			}
+		}
+		if !slices.Equal(wins, a.wins) {
+			lead, drop = 0, 0
+		}
+		if drop > 0 && lead == 0 {
+			drop = 0
+		}
+		a.wins, a.spareWins = wins, a.wins
+		// The spare buffer holds the messages of the rebuild before last:
+		// its leading slots that hold what they would be given (the same
+		// since then, and not the one it marked) are left as they are.
+		keep := min(lead, a.lead, a.spareOK)
+		if drop > 0 {
+			keep = 0 // the spare slots hold messages since moved
+		}
+		if a.spareMarked >= 0 {
+			keep = min(keep, a.spareMarked)
+		}
+		if cap(a.spareMsgs) < n {
+			keep = 0
 		}
 		msgs := append(slices.Grow(a.spareMsgs[:0], n), preamble...)
 		// The windows' sums say whether finishMessages would strip or drop
@@ -318,7 +407,8 @@ func (c *Context) Assemble() *Request {
 		for _, r := range c.regions {
 			if !r.hidden && r.kind == KindSlidingWindow && len(r.rend.msgs) > 0 {
 				rd := &r.rend
-				msgs = appendMessages(msgs, rd.msgs)
+				skip := min(max(keep-len(msgs), 0), len(rd.msgs))
+				msgs = appendMessages(msgs[:len(msgs)+skip], rd.msgs[skip:])
 				end := rd.msgInfo[len(rd.msgInfo)-1]
 				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
 				if last == nil && rd.msgInfo[0].results || last != nil && !pairOK(last, &rd.msgs[0]) {
@@ -333,19 +423,72 @@ func (c *Context) Assemble() *Request {
 		if old := a.spareMsgs; len(old) > len(msgs) {
 			clear(old[len(msgs):]) // holds no stale blocks
 		}
-		a.spareMsgs = a.msgs
+		prevOK := a.msgsOK
+		a.spareMsgs, a.spareOK, a.spareMarked = a.msgs, a.msgsOK, a.msgsMarked
+		a.msgsOK, a.msgsMarked = 0, -1
 		if bad == 0 {
-			a.msgs, a.msgTokens = a.finishPaired(msgs, sysChanged, tokens, users > 0)
+			if len(preamble) == 0 {
+				a.msgsOK = len(msgs)
+			}
+			a.msgs, a.msgTokens, a.msgsMarked = a.finishPaired(msgs, sysChanged, tokens, users > 0)
 		} else {
 			a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
 		}
+		a.lead = lead
+		if drop > 0 {
+			a.lead = 0
+		}
 		a.msgKey, msgKey = msgKey, a.msgKey
 		a.msgSysChgd = sysChanged
+		dropMsgs = min(drop, len(a.spareMsgs))
+		sameMsgs = sameMessages(a.spareMsgs[dropMsgs:], a.msgs, max(min(lead, prevOK-dropMsgs), 0))
 	}
 	a.spareKeys = [2][]uint64{sysKey, msgKey}
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
-	return &Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash}
+	return &Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
+		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
+}
+
+// sameBlocks is how many leading blocks of next equal prev's (as
+// Request.SameSystem says), of which the first from are known to.
+func sameBlocks(prev, next []Block, from int) int {
+	n := min(len(prev), len(next))
+	for i := from; i < n; i++ {
+		if !sameBlock(&prev[i], &next[i]) {
+			return i
+		}
+	}
+	return n
+}
+
+func sameBlock(x, y *Block) bool {
+	return x.Hash == y.Hash && x.Tokens == y.Tokens && x.Role == y.Role && x.Type == y.Type &&
+		x.Volatility == y.Volatility && x.IsError == y.IsError && x.Text == y.Text && x.Region == y.Region &&
+		x.ToolCallID == y.ToolCallID && x.ToolName == y.ToolName && bytes.Equal(x.Args, y.Args)
+}
+
+// sameMessages is sameBlocks for messages, of which the first from are
+// known to be the same. Both requests are live and the assembler writes
+// neither while building the next one, so messages that share their
+// blocks' array are the same without comparing the blocks.
+func sameMessages(prev, next []Message, from int) int {
+	n := min(len(prev), len(next))
+	for i := from; i < n; i++ {
+		x, y := &prev[i], &next[i]
+		if x.Role != y.Role || len(x.Blocks) != len(y.Blocks) {
+			return i
+		}
+		if len(x.Blocks) == 0 || &x.Blocks[0] == &y.Blocks[0] {
+			continue
+		}
+		for j := range x.Blocks {
+			if !sameBlock(&x.Blocks[j], &y.Blocks[j]) {
+				return i
+			}
+		}
+	}
+	return n
 }
 
 // appendBlocks is append(dst, src...) for a dst whose spare capacity holds
@@ -545,10 +688,10 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	clear(msgs[n:])
 	msgs = msgs[:n]
 	if !hasUser {
-		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
+		msgs = append(msgs, a.filler(&a.begin, "Begin."))
 	}
 	if msgs[len(msgs)-1].Role == RoleAssistant {
-		msgs = append(msgs, textMessage(RoleUser, "", "Continue."))
+		msgs = append(msgs, a.filler(&a.cont, "Continue."))
 	}
 	tokens := 0
 	for _, m := range msgs {
@@ -559,24 +702,25 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 
 // finishPaired is finishMessages for messages that are paired locally and
 // none empty, holding tokens in all: nothing is stripped nor dropped.
-func (a *assembler) finishPaired(msgs []Message, sysChanged bool, tokens int, hasUser bool) ([]Message, int) {
-	a.markMessageBreakpoint(msgs, sysChanged)
+func (a *assembler) finishPaired(msgs []Message, sysChanged bool, tokens int, hasUser bool) ([]Message, int, int) {
+	marked := a.markMessageBreakpoint(msgs, sysChanged)
 	if !hasUser {
-		msgs = append(msgs, textMessage(RoleUser, "", "Begin."))
+		msgs = append(msgs, a.filler(&a.begin, "Begin."))
 		tokens += msgs[len(msgs)-1].Tokens()
 	}
 	if msgs[len(msgs)-1].Role == RoleAssistant {
-		msgs = append(msgs, textMessage(RoleUser, "", "Continue."))
+		msgs = append(msgs, a.filler(&a.cont, "Continue."))
 		tokens += msgs[len(msgs)-1].Tokens()
 	}
-	return msgs, tokens
+	return msgs, tokens, marked
 }
 
 // markMessageBreakpoint flags the message breakpoint, on a copy of the
-// message's blocks, unless the system blocks changed.
-func (a *assembler) markMessageBreakpoint(msgs []Message, sysChanged bool) {
+// message's blocks, unless the system blocks changed. It returns the
+// message's index, or -1.
+func (a *assembler) markMessageBreakpoint(msgs []Message, sysChanged bool) int {
 	if sysChanged {
-		return
+		return -1
 	}
 	idx := -1
 	if len(msgs) >= 5 {
@@ -592,6 +736,7 @@ func (a *assembler) markMessageBreakpoint(msgs []Message, sysChanged bool) {
 		a.spareMark, a.mark = a.mark, m.Blocks
 		msgs[idx] = m
 	}
+	return idx
 }
 
 // pairOK reports whether every tool_use of a has its result in b and every
@@ -694,6 +839,15 @@ func (a *assembler) stripOrphans(msgs []Message) []Message {
 	return out
 }
 
+// filler is the user message of text that finishing adds, made once: its
+// blocks are never written (a breakpoint is flagged on a copy).
+func (a *assembler) filler(m *Message, text string) Message {
+	if m.Blocks == nil {
+		*m = textMessage(RoleUser, "", text)
+	}
+	return *m
+}
+
 func textMessage(role Role, region, text string) Message {
 	return Message{Role: role, Blocks: []Block{{Region: region, Role: role, Type: BlockText, Text: text, Tokens: estimateTokens(text), Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashText(text)}}}
 }
@@ -707,6 +861,7 @@ func (c *Context) renderRegion(r *region) {
 	if !r.rend.valid {
 		dirty = 0
 	}
+	r.rend.sysKept = 0
 	switch r.kind {
 	case KindSlidingWindow:
 		r.rend.msgs = c.renderMessages(r, dirty)
@@ -839,7 +994,8 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	// Keep chunks that end before the first changed entry.
 	rd := &r.rend
 	rd.bodyAt = 0
-	if dirty == 0 && r.shifted > 0 {
+	reused := dirty == 0 && r.shifted > 0
+	if reused {
 		dirty = c.reuseShiftedChunks(r, hint, head)
 	}
 	keep := 0
@@ -848,6 +1004,9 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	}
 	if dirty <= 0 || keep > len(rd.blocks) {
 		keep = 0
+	}
+	if !reused {
+		rd.sysKept = keep // reused chunks moved
 	}
 	// The region's block slice is private (requests copy it), so kept chunks
 	// stay where they are and only the changed tail is rewritten.
@@ -1033,6 +1192,10 @@ func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) 
 // results merge into it) and the new ones are built.
 func (c *Context) renderMessages(r *region, dirty int) []Message {
 	rd := &r.rend
+	rd.dropped = 0
+	if dirty == 0 && r.shifted > 0 {
+		dirty = dropShiftedMessages(r)
+	}
 	k, from := 0, 0 // first message and entry to build
 	if dirty > 0 && dirty <= rd.count && len(rd.msgStarts) == len(rd.msgs) {
 		// The message holding entry dirty-1 is built again: entries after
@@ -1077,6 +1240,7 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	}
 	flush()
 	rd.msgStarts, rd.count = starts, len(r.entries)
+	rd.kept = k
 	// Sums from the first message built (or all, if they were not kept).
 	info := rd.msgInfo[:min(k, len(rd.msgInfo))]
 	for i := len(info); i < len(out); i++ {
@@ -1090,20 +1254,72 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 			x.users++
 		}
 		x.uses, x.results = false, false
-		empty := true
 		for j := range m.Blocks {
 			b := &m.Blocks[j]
 			x.uses = x.uses || b.Type == BlockToolUse
 			x.results = x.results || b.Type == BlockToolResult
-			empty = empty && b.Type == BlockText && strings.TrimSpace(b.Text) == ""
 		}
-		if empty || i > 0 && !pairOK(&out[i-1], m) {
+		if emptyMessage(m) || i > 0 && !pairOK(&out[i-1], m) {
 			x.bad++ // no blocks is empty too
 		}
 		info = append(info, x)
 	}
 	rd.msgInfo = info
 	return out
+}
+
+// dropShiftedMessages serves a window whose oldest entries left (and that
+// may have been appended to since): when they held whole messages, the
+// messages after those are kept, moved down (rend.dropped says how many
+// went), with their sums less the dropped ones'. It returns the entry the
+// usual path renders from, or 0 (everything).
+func dropShiftedMessages(r *region) int {
+	rd := &r.rend
+	kept := rd.count - r.shifted
+	if r.changedFrom >= 0 {
+		kept = min(kept, r.changedFrom)
+	}
+	if kept < 1 || kept > len(r.entries) || len(rd.msgStarts) != len(rd.msgs) || len(rd.msgInfo) != len(rd.msgs) {
+		return 0
+	}
+	j, ok := slices.BinarySearch(rd.msgStarts, r.shifted)
+	if !ok || j == 0 {
+		return 0
+	}
+	n := len(rd.msgs) - j
+	copy(rd.msgs, rd.msgs[j:])
+	clear(rd.msgs[n:])
+	rd.msgs = rd.msgs[:n]
+	for i := range n {
+		rd.msgStarts[i] = rd.msgStarts[i+j] - r.shifted
+	}
+	rd.msgStarts = rd.msgStarts[:n]
+	// The first message kept had one before it, now gone: only its
+	// emptiness counts against it.
+	gone, first := rd.msgInfo[j-1], rd.msgInfo[j]
+	bad := first.bad - gone.bad
+	if emptyMessage(&rd.msgs[0]) {
+		bad--
+	}
+	for i := range n {
+		x := rd.msgInfo[i+j]
+		x.tokens, x.users, x.bad = x.tokens-gone.tokens, x.users-gone.users, x.bad-gone.bad-bad
+		rd.msgInfo[i] = x
+	}
+	rd.msgInfo = rd.msgInfo[:n]
+	rd.count -= r.shifted
+	rd.dropped = j
+	return kept
+}
+
+// emptyMessage reports whether m has no blocks but blank text ones.
+func emptyMessage(m *Message) bool {
+	for j := range m.Blocks {
+		if b := &m.Blocks[j]; b.Type != BlockText || strings.TrimSpace(b.Text) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Context) entryMessage(region string, e *entry) *Message {

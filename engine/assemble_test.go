@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -296,4 +298,164 @@ func TestAppendCopiesEveryField(t *testing.T) {
 	if got := appendMessages(mdst, []Message{msg}); !reflect.DeepEqual(got[1], msg) {
 		t.Errorf("appendMessages over a slot with the same blocks:\n got %+v\nwant %+v", got[1], msg)
 	}
+}
+
+// Request.SameSystem and SameMessages are exactly the lengths of the runs a
+// direct comparison of consecutive requests finds: over random writes,
+// deletions, compactions, turns and folds of windows, a count too high
+// would make a caller keep a stale block, one too low costs it work.
+func TestRequestSame(t *testing.T) {
+	const layout = `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+notes = { kind = "pinned", max_tokens = 30000, volatility = "grows" }
+code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+hist = { kind = "compact_history", source_region = "code", max_tokens = 3000 }
+keys = { kind = "hashmap", max_tokens = 2000 }
+scratch = { kind = "clearable", max_tokens = 2000 }
+conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000, strategy = "bulk", overflow = 4 }
+decisions = { kind = "sliding_window", max_items = 3, max_tokens = 5000 }
+`
+	bp, err := ParseBlueprint("same.leviath", []byte(layout), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// same is the field-by-field comparison the counts stand for.
+	same := func(x, y Block) bool {
+		if !bytes.Equal(x.Args, y.Args) {
+			return false
+		}
+		x.Args, y.Args = nil, nil
+		x.Cache, y.Cache, x.Breakpoint, y.Breakpoint, x.stamp, y.stamp = 0, 0, false, false, 0, 0
+		return reflect.DeepEqual(x, y)
+	}
+	var partSys, partMsgs, dropped int
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		c, err := New(bp, Options{Window: 200_000, Task: "the task"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev *Request
+		var pending []string
+		for i := range 600 {
+			body := fmt.Sprintf("entry %d\n%s", i, strings.Repeat("y", 40+rng.IntN([]int{100, 3000, 6000}[rng.IntN(3)])))
+			switch n := rng.IntN(30); {
+			case n < 3:
+				pending = append(pending, fmt.Sprint("c", i))
+				c.AddAssistant([]string{"", "calling"}[rng.IntN(2)], []ToolCall{{ID: pending[len(pending)-1], Name: "bash", Args: json.RawMessage(`{"n":1}`)}})
+			case n < 7:
+				if len(pending) > 0 {
+					c.AddToolResult(ToolResult{CallID: pending[0], Tool: "bash", Content: body[:min(len(body), 300)]})
+					pending = pending[1:]
+				}
+			case n < 9:
+				c.AddUser(body[:min(len(body), 100)])
+			case n < 10:
+				c.AddAssistant("done", nil)
+			case n < 11:
+				_ = c.Write("decisions", body[:min(len(body), 80)])
+			case n < 12:
+				args, _ := json.Marshal(map[string]any{"region": "keys", "key": fmt.Sprint("k", rng.IntN(4)), "content": body[:50]})
+				c.CallTool("context_write", args)
+			case n < 14:
+				_ = c.Write("scratch", body[:min(len(body), 200)])
+			case n < 15:
+				args, _ := json.Marshal(map[string]any{"region": []string{"notes", "code", "scratch", "conversation"}[rng.IntN(4)], "oldest": 1 + rng.IntN(3)})
+				c.CallTool("context_delete", args)
+			default:
+				_ = c.Write([]string{"notes", "code"}[rng.IntN(2)], body)
+			}
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			prevHash, havePrev := c.asm.prevSysHash, c.asm.havePrev
+			req := c.Assemble().Clone()
+			if got, want := dumpRequest(req)+windowSums(c), freshDump(c, prevHash, havePrev); got != want {
+				t.Fatalf("seed %d op %d: request differs from a fresh render:\n%s\nwant\n%s", seed, i, got, want)
+			}
+			wantSys, wantMsgs := 0, 0
+			if prev != nil {
+				for wantSys < min(len(prev.System), len(req.System)) && same(prev.System[wantSys], req.System[wantSys]) {
+					wantSys++
+				}
+				d := req.DroppedMessages
+				for ; wantMsgs < min(len(prev.Messages)-d, len(req.Messages)); wantMsgs++ {
+					x, y := prev.Messages[d+wantMsgs], req.Messages[wantMsgs]
+					if x.Role != y.Role || len(x.Blocks) != len(y.Blocks) || !slices.EqualFunc(x.Blocks, y.Blocks, same) {
+						break
+					}
+				}
+			}
+			if req.SameSystem != wantSys || req.SameMessages != wantMsgs {
+				t.Fatalf("seed %d op %d: same system %d messages %d, want %d and %d", seed, i, req.SameSystem, req.SameMessages, wantSys, wantMsgs)
+			}
+			if wantSys > 0 && wantSys < len(req.System) {
+				partSys++
+			}
+			if wantMsgs > 0 && wantMsgs < len(req.Messages) {
+				partMsgs++
+			}
+			if req.DroppedMessages > 0 && wantMsgs > 0 {
+				dropped++
+			}
+			prev = req
+		}
+	}
+	t.Log(partSys, partMsgs, dropped)
+	if partSys < 50 || partMsgs < 50 || dropped < 20 {
+		t.Fatalf("generator covers too little: %d partly same systems, %d message lists, %d after a drop", partSys, partMsgs, dropped)
+	}
+}
+
+// dumpRequest prints every field of a request but the Same counts.
+func dumpRequest(req *Request) string {
+	r := *req
+	r.SameSystem, r.SameMessages, r.DroppedMessages = 0, 0, 0
+	return fmt.Sprintf("%+v", r)
+}
+
+// windowSums prints the sums the sliding windows keep of their messages.
+func windowSums(c *Context) string {
+	var b strings.Builder
+	for _, r := range c.regions {
+		if r.kind == KindSlidingWindow && !r.hidden {
+			fmt.Fprintf(&b, "\n%s: %+v", r.name, r.rend.msgInfo)
+		}
+	}
+	return b.String()
+}
+
+// freshDump is dumpRequest and windowSums of what a fresh assembler makes of c, which is
+// left as it was, given the system hash of the request before (which the
+// message breakpoint depends on).
+func freshDump(c *Context, prevHash uint64, havePrev bool) string {
+	type regionState struct {
+		rend                                          rendered
+		dirtyFrom, shifted, shiftedBytes, changedFrom int
+		msgs                                          []*Message
+	}
+	saved := make([]regionState, len(c.regions))
+	for i, r := range c.regions {
+		s := &saved[i]
+		s.dirtyFrom, s.shifted, s.shiftedBytes, s.changedFrom = r.dirtyFrom, r.shifted, r.shiftedBytes, r.changedFrom
+		s.rend, r.rend = r.rend, rendered{}
+		for _, e := range r.entries {
+			s.msgs = append(s.msgs, e.msg)
+			e.msg = nil
+		}
+	}
+	asm := c.asm
+	c.asm = assembler{prevSysHash: prevHash, havePrev: havePrev}
+	out := dumpRequest(c.Assemble()) + windowSums(c)
+	c.asm = asm
+	for i, r := range c.regions {
+		s := &saved[i]
+		r.dirtyFrom, r.shifted, r.shiftedBytes, r.changedFrom = s.dirtyFrom, s.shifted, s.shiftedBytes, s.changedFrom
+		r.rend = s.rend
+		for j, e := range r.entries {
+			e.msg = s.msgs[j]
+		}
+	}
+	return out
 }

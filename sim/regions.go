@@ -45,12 +45,16 @@ type regionPolicy struct {
 	cache  map[uint64]*Block // converted engine blocks by content key
 	cached []*Block          // the blocks in cache, in the order converted
 	prev   []*Block          // the last request's blocks
-	spare  []*Block          // the array of the request before, to build the next in
-	req    Request
-	nreq   int
-	warned map[string]bool
-	occ    []engine.RegionUsage // reused by every request
-	arena  textArena            // bytes of converted blocks' ids and tool-use texts
+	// How many of prev are the trace's system blocks, and the engine's;
+	// the blocks of its messages up to and including each.
+	prevSys, prevSysBlocks int
+	msgEnds                []int
+	spare                  []*Block // the array of the request before, to build the next in
+	req                    Request
+	nreq                   int
+	warned                 map[string]bool
+	occ                    []engine.RegionUsage // reused by every request
+	arena                  textArena            // bytes of converted blocks' ids and tool-use texts
 	// standIns holds the stand-ins of elided tool results with facts (apart
 	// from arena: the engine drops them long before the run ends).
 	standIns textArena
@@ -392,8 +396,11 @@ func (p *regionPolicy) request() *Request {
 	er := p.ctx.Assemble()
 	p.drain()
 	p.nreq++
-	k := 0
-	add := func(eb *engine.Block, mark bool) {
+	// k is where the next block may be in prev; pos counts from the start
+	// of a block's part (system or messages), which moves as the system
+	// grows, at base in the request and prevBase in prev.
+	k, base, prevBase := 0, 0, 0
+	add := func(eb *engine.Block) {
 		key := blockKey(eb)
 		var b *Block
 		switch {
@@ -403,56 +410,98 @@ func (p *regionPolicy) request() *Request {
 		default:
 			if c, ok := p.cache[key]; ok {
 				b = c
-				k = c.pos + 1
+				k = prevBase + c.pos + 1
 			} else {
 				b = p.convert(eb, key)
 				p.cache[key] = b
 				p.cached = append(p.cached, b)
 			}
 		}
-		b.pos = len(p.req.Blocks)
+		b.pos = len(p.req.Blocks) - base
 		b.used = p.nreq
 		p.req.Blocks = append(p.req.Blocks, b)
-		if mark {
-			p.req.Marks = append(p.req.Marks, CacheMark{Index: len(p.req.Blocks) - 1, TTL: "5m"})
+	}
+	// What leads as in the last request is the last request's blocks (a
+	// block is found by its key alone; the walk only serves as a hint): only
+	// the rest is walked. The blocks that may have left are marked as used
+	// by the last request, and those kept are marked before forgetting.
+	ns, prevSys := len(p.sys), min(p.prevSys, len(p.prev))
+	sameSys, sameMsgs, drop := er.SameSystem, er.SameMessages, er.DroppedMessages
+	if ns != prevSys {
+		sameSys, sameMsgs, drop = 0, 0, 0 // or the first request
+	}
+	// The blocks of the messages that are the same are counted already;
+	// the messages of the last request's drop first ones went.
+	dropBlocks, sameBlocks := 0, 0
+	ends := p.msgEnds[:sameMsgs]
+	if drop > 0 {
+		dropBlocks = p.msgEnds[drop-1]
+		for i := range ends {
+			ends[i] = p.msgEnds[drop+i] - dropBlocks
 		}
 	}
+	if sameMsgs > 0 {
+		sameBlocks = ends[sameMsgs-1]
+	}
+	nblocks := sameBlocks
+	for i := sameMsgs; i < len(er.Messages); i++ {
+		nblocks += len(er.Messages[i].Blocks)
+		ends = append(ends, nblocks)
+	}
+	p.msgEnds = ends
+	flagged := false // the flagged message is near the end, if any
+	for i := len(er.Messages) - 1; i >= 0 && !flagged; i-- {
+		flagged = er.Messages[i].Breakpoint
+	}
+	prevMsgs := min(prevSys+p.prevSysBlocks, len(p.prev))
+	for _, b := range p.prev[prevSys+sameSys : prevMsgs] {
+		b.used = p.nreq - 1
+	}
+	for _, b := range p.prev[prevMsgs : prevMsgs+dropBlocks] {
+		b.used = p.nreq - 1
+	}
+	for _, b := range p.prev[prevMsgs+dropBlocks+sameBlocks:] {
+		b.used = p.nreq - 1
+	}
 	p.req.Blocks = append(p.spare[:0], p.sys...)
-	k = min(len(p.sys), len(p.prev))
+	p.req.Blocks = append(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
+	k, base, prevBase = prevSys+sameSys, ns, prevSys
 	sysMarks := 0
 	for i := range er.System {
-		add(&er.System[i], er.System[i].Breakpoint)
+		if i >= sameSys {
+			add(&er.System[i])
+		}
 		if er.System[i].Breakpoint {
+			p.req.Marks = append(p.req.Marks, CacheMark{Index: ns + i, TTL: "5m"})
 			sysMarks++
 		}
 	}
+	msgStart := len(p.req.Blocks)
+	p.req.Blocks = append(p.req.Blocks, p.prev[prevMsgs+dropBlocks:prevMsgs+dropBlocks+sameBlocks]...)
+	k, base, prevBase = prevMsgs+dropBlocks+sameBlocks, msgStart, prevMsgs
+	for i := sameMsgs; i < len(er.Messages); i++ {
+		m := &er.Messages[i]
+		for b := range m.Blocks {
+			add(&m.Blocks[b])
+		}
+	}
+	p.prevSys, p.prevSysBlocks = ns, len(er.System)
 	// Message breakpoints, as the reference's Anthropic provider places them
 	// (spec/ENGINE.md §6.4): only when the assembler flagged a message; the
 	// breakpoints left of the 4 go to content blocks anchored every 16 from
 	// the start of the messages (CACHE_LOOKBACK_BLOCKS), the last ones kept;
 	// with fewer than 16 blocks, to the end of the last message.
-	flagged, nblocks := false, 0
-	for i := range er.Messages {
-		flagged = flagged || er.Messages[i].Breakpoint
-		nblocks += len(er.Messages[i].Blocks)
-	}
-	budget := anthropicMaxMarks - sysMarks
-	lastAnchor := nblocks/cacheLookbackBlocks*cacheLookbackBlocks - 1 // index of the last anchored block
-	firstAnchor := max(cacheLookbackBlocks-1, lastAnchor-(budget-1)*cacheLookbackBlocks)
-	j := 0
-	for i := range er.Messages {
-		m := &er.Messages[i]
-		for b := range m.Blocks {
-			mark := false
-			if flagged && budget > 0 {
-				if lastAnchor < 0 {
-					mark = i == len(er.Messages)-1 && b == len(m.Blocks)-1
-				} else {
-					mark = j >= firstAnchor && j <= lastAnchor && (j+1)%cacheLookbackBlocks == 0
-				}
+	if budget := anthropicMaxMarks - sysMarks; flagged && budget > 0 {
+		lastAnchor := nblocks/cacheLookbackBlocks*cacheLookbackBlocks - 1 // index of the last anchored block
+		if lastAnchor < 0 {
+			if n := len(er.Messages); n > 0 && len(er.Messages[n-1].Blocks) > 0 {
+				p.req.Marks = append(p.req.Marks, CacheMark{Index: msgStart + nblocks - 1, TTL: "5m"})
 			}
-			add(&m.Blocks[b], mark)
-			j++
+		} else {
+			// Anchors are the blocks j with (j+1)%16 == 0, as are both ends.
+			for j := max(cacheLookbackBlocks-1, lastAnchor-(budget-1)*cacheLookbackBlocks); j <= lastAnchor; j += cacheLookbackBlocks {
+				p.req.Marks = append(p.req.Marks, CacheMark{Index: msgStart + j, TTL: "5m"})
+			}
 		}
 	}
 	// The request's blocks are the next one's prev, not a copy of them.
@@ -470,6 +519,9 @@ func (p *regionPolicy) request() *Request {
 	// A slice is walked faster than the map, in the order the blocks were
 	// allocated.
 	if p.nreq%512 == 0 {
+		for _, b := range p.req.Blocks[len(p.sys):] {
+			b.used = p.nreq
+		}
 		kept := p.cached[:0]
 		for _, b := range p.cached {
 			if b.used < p.nreq-8 {
