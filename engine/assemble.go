@@ -189,6 +189,10 @@ type rendered struct {
 	kept      int
 	sysKept   int // leading blocks the last render kept as they were
 	dropped   int // leading messages the last render dropped, before kept
+	// What is left of the slabs its entries' messages are cut from (a
+	// window's entries leave in about the order they came).
+	msgSlab   []Message
+	blockSlab []Block
 }
 
 // msgInfo sums a sliding window's messages up to and including one, so
@@ -247,7 +251,8 @@ type assembler struct {
 	wins, spareWins         []*region
 	lead, msgsOK, spareOK   int
 	msgsMarked, spareMarked int
-	begin, cont             Message // finishing's "Begin." and "Continue."
+	begin, cont             Message   // finishing's "Begin." and "Continue."
+	reqSlab                 []Request // what is left of the slab requests are cut from
 	stableChanges           map[string]int
 	uses, results           map[string]bool // finishMessages' tool call ids
 }
@@ -446,8 +451,15 @@ func (c *Context) Assemble() *Request {
 	a.spareKeys = [2][]uint64{sysKey, msgKey}
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
-	return &Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
+	// Requests are cut from a slab, each slot handed out once.
+	if len(a.reqSlab) == 0 {
+		a.reqSlab = make([]Request, 32)
+	}
+	req := &a.reqSlab[0]
+	a.reqSlab = a.reqSlab[1:]
+	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
 		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
+	return req
 }
 
 // sameBlocks is how many leading blocks of next equal prev's (as
@@ -1221,7 +1233,7 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	for i := from; i < len(r.entries); i++ {
 		e := r.entries[i]
 		if e.msg == nil {
-			e.msg = c.entryMessage(r.name, e)
+			e.msg = c.entryMessage(r, e)
 		}
 		if e.kind == EntryToolResult {
 			if len(pending) == 0 {
@@ -1322,13 +1334,14 @@ func emptyMessage(m *Message) bool {
 	return true
 }
 
-func (c *Context) entryMessage(region string, e *entry) *Message {
+func (c *Context) entryMessage(r *region, e *entry) *Message {
+	region := r.name
 	blk := func(role Role, text string, tokens int) Block {
 		return Block{Region: region, Role: role, Type: BlockText, Text: text, Tokens: tokens, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashText(text)}
 	}
 	switch e.kind {
 	case EntryUser:
-		return oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
+		return r.rend.oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
 	case EntryAssistant:
 		callTokens := 0
 		for i := range e.calls {
@@ -1341,7 +1354,7 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 		if text {
 			n++
 		}
-		m := &Message{Role: RoleAssistant, Blocks: make([]Block, 0, n)}
+		m := r.rend.newMessage(RoleAssistant, n)
 		if text {
 			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
 		}
@@ -1355,7 +1368,7 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 		}
 		return m
 	case EntryToolResult:
-		return oneBlockMessage(RoleUser, Block{
+		return r.rend.oneBlockMessage(RoleUser, Block{
 			Region: region, Role: RoleUser, Type: BlockToolResult, Text: e.content, Tokens: e.tokens,
 			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(e.callID, e.content),
 			ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
@@ -1365,23 +1378,35 @@ func (c *Context) entryMessage(region string, e *entry) *Message {
 	switch {
 	case strings.HasPrefix(t, "Assistant: "):
 		rest := strings.TrimPrefix(t, "Assistant: ")
-		return oneBlockMessage(RoleAssistant, blk(RoleAssistant, rest, e.tokens))
+		return r.rend.oneBlockMessage(RoleAssistant, blk(RoleAssistant, rest, e.tokens))
 	case strings.HasPrefix(t, "User: "):
 		rest := strings.TrimPrefix(t, "User: ")
-		return oneBlockMessage(RoleUser, blk(RoleUser, rest, e.tokens))
+		return r.rend.oneBlockMessage(RoleUser, blk(RoleUser, rest, e.tokens))
 	}
-	return oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
+	return r.rend.oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
 }
 
-// oneBlockMessage makes a message of one block in one allocation (most
-// entries' messages are).
-func oneBlockMessage(role Role, b Block) *Message {
-	x := &struct {
-		m Message
-		b [1]Block
-	}{b: [1]Block{b}}
-	x.m = Message{Role: role, Blocks: x.b[:]}
-	return &x.m
+// oneBlockMessage makes a message of one block (most entries' messages are).
+func (a *rendered) oneBlockMessage(role Role, b Block) *Message {
+	m := a.newMessage(role, 1)
+	m.Blocks = append(m.Blocks, b)
+	return m
+}
+
+// newMessage returns an entry's message with room for n blocks, cut from
+// slabs: an allocation or two per message were a quarter of a run's.
+func (a *rendered) newMessage(role Role, n int) *Message {
+	const slab = 64
+	if len(a.msgSlab) == 0 {
+		a.msgSlab = make([]Message, slab)
+	}
+	if len(a.blockSlab) < n {
+		a.blockSlab = make([]Block, max(slab, n))
+	}
+	m := &a.msgSlab[0]
+	m.Role, m.Blocks = role, a.blockSlab[:0:n]
+	a.msgSlab, a.blockSlab = a.msgSlab[1:], a.blockSlab[n:]
+	return m
 }
 
 // renderCustom runs a custom region's render hook on every assembly; a
