@@ -41,6 +41,7 @@ type regionPolicy struct {
 	callEvent map[string]string // tool call id -> tool_result event id
 	refetched map[string]bool   // call ids of refetch calls
 	regions   map[string]*regionState
+	last      *regionState // the state region last returned, for its name's next call
 
 	cache  map[uint64]*Block // converted engine blocks by content key
 	cached []*Block          // the blocks in cache, in the order converted
@@ -63,6 +64,7 @@ type regionPolicy struct {
 
 // regionState is what converting blocks keeps of one region.
 type regionState struct {
+	name  string
 	kind  engine.Kind
 	slot  uint16     // the blocks' slot (see Block.slot)
 	grown grownCount // its last system block counted
@@ -75,15 +77,19 @@ type regionState struct {
 
 // region returns the state of the region called name.
 func (p *regionPolicy) region(name string) *regionState {
+	if p.last != nil && p.last.name == name {
+		return p.last // the engine renders a region's blocks in a row
+	}
 	rs := p.regions[name]
 	if rs == nil {
-		rs = &regionState{seen: map[uint64]bool{}}
+		rs = &regionState{name: name, seen: map[uint64]bool{}}
 		if len(p.env.regionNames) < math.MaxUint16 {
 			p.env.regionNames = append(p.env.regionNames, name)
 			rs.slot = uint16(len(p.env.regionNames))
 		}
 		p.regions[name] = rs
 	}
+	p.last = rs
 	return rs
 }
 
@@ -376,7 +382,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if eb.Role == engine.RoleSystem && rs.kind == engine.KindPinned {
 		b.exempt = true // instructions and the task, as for flat policies
 	}
-	if p.refetched[eb.ToolCallID] {
+	if eb.ToolCallID != "" && len(p.refetched) > 0 && p.refetched[eb.ToolCallID] {
 		b.Refetched = true
 	}
 	return b
@@ -574,13 +580,23 @@ func (a *textArena) regionBlockID(region string, hash uint64) string {
 	b := a.room(len(region) + 17)
 	b = append(b, region...)
 	b = append(b, '#')
-	const digits = "0123456789abcdef"
 	var hex [16]byte
-	for i := range hex {
-		hex[i] = digits[hash>>(60-4*i)&15]
+	for i := 14; i >= 0; i -= 2 {
+		d := hexPairs[hash&255]
+		hex[i], hex[i+1] = d[0], d[1]
+		hash >>= 8
 	}
 	return a.finish(append(b, hex[:]...))
 }
+
+// hexPairs holds each byte's two hex digits.
+var hexPairs = func() (t [256][2]byte) {
+	const digits = "0123456789abcdef"
+	for i := range t {
+		t[i] = [2]byte{digits[i>>4], digits[i&15]}
+	}
+	return t
+}()
 
 // toolUseText renders a tool call as <tool_use id="…" name="…">args</tool_use>
 // (id and name Go-quoted).
