@@ -72,7 +72,7 @@ type regionState struct {
 	// seen holds the hashes of its blocks with a synthetic id (region#hash),
 	// which no probe names: they are kept out of env.content, whose string
 	// keys and kept blocks cost more, and only their arrival is counted.
-	seen map[uint64]bool
+	seen hashSet
 }
 
 // region returns the state of the region called name.
@@ -82,7 +82,7 @@ func (p *regionPolicy) region(name string) *regionState {
 	}
 	rs := p.regions[name]
 	if rs == nil {
-		rs = &regionState{name: name, seen: map[uint64]bool{}}
+		rs = &regionState{name: name}
 		if len(p.env.regionNames) < math.MaxUint16 {
 			p.env.regionNames = append(p.env.regionNames, name)
 			rs.slot = uint16(len(p.env.regionNames))
@@ -91,6 +91,44 @@ func (p *regionPolicy) region(name string) *regionState {
 	}
 	p.last = rs
 	return rs
+}
+
+// hashSet is a set of content hashes by open addressing: they are XXH64
+// sums, whose low bits index its slots as well as a map's hash would, and
+// adding one costs a fraction of a map insert.
+type hashSet struct {
+	slots []uint64 // 0 marks an empty slot
+	n     int      // hashes in slots
+	zero  bool     // whether 0 is in the set
+}
+
+// add adds h to the set, reporting whether it was not there.
+func (s *hashSet) add(h uint64) bool {
+	if h == 0 {
+		added := !s.zero
+		s.zero = true
+		return added
+	}
+	if 2*(s.n+1) > len(s.slots) {
+		old := s.slots
+		s.slots, s.n = make([]uint64, max(64, 2*len(old))), 0
+		for _, o := range old {
+			if o != 0 {
+				s.add(o)
+			}
+		}
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case h:
+			return false
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return true
+		}
+	}
 }
 
 // parsedBlueprint is an embedded blueprint parsed once.
@@ -371,9 +409,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		p.env.record(b)
 	} else {
 		b.ID = p.arena.regionBlockID(eb.Region, eb.Hash)
-		n := len(rs.seen)
-		rs.seen[eb.Hash] = true // one map operation, not a lookup and an insert
-		if len(rs.seen) > n {
+		if rs.seen.add(eb.Hash) {
 			p.env.arrived += int64(b.Tokens)
 		}
 	}
