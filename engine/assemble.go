@@ -226,16 +226,21 @@ type assembler struct {
 	// The regions of the last build of the system blocks, in order.
 	layout, spareLayout []sysSlot
 	orderChanged        bool
-	sysKey              []uint64
-	msgKey              []uint64
-	spareKeys           [2][]uint64 // the key buffers not in use, reused
-	system              []Block
-	sysTokens           int
-	sysHash             uint64
-	prevSysHash         uint64
-	havePrev            bool
-	msgs                []Message
-	msgTokens           int
+	// The visible regions that give system blocks and the sliding windows,
+	// in order, listed when the regions or their order last changed (or
+	// anew when listed is false), and whether a custom region is visible.
+	sysRegs, winRegs  []*region
+	listed, hasCustom bool
+	// A visible region of each side changed since its last build (set by
+	// region.touch): Assemble walks no region to find out.
+	sysTouched, msgTouched bool
+	system                 []Block
+	sysTokens              int
+	sysHash                uint64
+	prevSysHash            uint64
+	havePrev               bool
+	msgs                   []Message
+	msgTokens              int
 	// The slices the previous request but one was built in: a request's
 	// slices stay as they are until the next-but-one Assemble, then are
 	// reused (an allocation and its scanning per changed request).
@@ -269,27 +274,14 @@ const (
 func (c *Context) Assemble() *Request {
 	c.maybeEvict()
 	a := &c.asm
-	sysKey := a.spareKeys[0][:0]
-	msgKey := a.spareKeys[1][:0]
-	hasCustom := false
-	for _, r := range c.regions {
-		if r.hidden {
-			continue
-		}
-		if r.nameID == 0 {
-			r.nameID = uint64(len(r.name))<<48 ^ hashText(r.name)
-		}
-		id := r.nameID
-		if r.kind == KindSlidingWindow {
-			msgKey = append(msgKey, id, r.version)
-		} else {
-			sysKey = append(sysKey, id, r.version)
-		}
-		if r.kind == KindCustom {
-			hasCustom = true
-		}
+	if a.orderChanged || !a.listed {
+		a.listRegions(c.regions)
 	}
-	sysDirty := a.orderChanged || hasCustom || !equalKeys(sysKey, a.sysKey) || a.system == nil
+	hasCustom := a.hasCustom
+	// Changes made while this request is built are left for the next one.
+	sysTouched, msgTouched := a.sysTouched, a.msgTouched
+	a.sysTouched, a.msgTouched = false, false
+	sysDirty := a.orderChanged || hasCustom || sysTouched || a.system == nil
 	sameSys, sameMsgs, dropMsgs := len(a.system), len(a.msgs), 0
 	var preamble []Message
 	if sysDirty {
@@ -297,10 +289,7 @@ func (c *Context) Assemble() *Request {
 		// regions (few) instead of the blocks (many) gives the same stable order.
 		groups := a.groups[:0]
 		n := 0
-		for _, r := range c.regions {
-			if r.hidden || r.kind == KindSlidingWindow {
-				continue
-			}
+		for _, r := range a.sysRegs {
 			var bs []Block
 			kept := 0
 			if r.kind == KindCustom {
@@ -346,11 +335,10 @@ func (c *Context) Assemble() *Request {
 		c.watchStable(a.system, blocks)
 		a.spareSys = a.system
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
-		a.sysKey, sysKey = sysKey, a.sysKey
 		sameSys = sameBlocks(a.spareSys, a.system, lead)
 	}
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
-	msgDirty := a.orderChanged || hasCustom || !equalKeys(msgKey, a.msgKey) || a.msgs == nil || sysChanged != a.msgSysChgd
+	msgDirty := a.orderChanged || hasCustom || msgTouched || a.msgs == nil || sysChanged != a.msgSysChgd
 	if msgDirty {
 		// Sized once (with room for finishMessages' "Begin."/"Continue.")
 		// rather than grown region by region: the request keeps it.
@@ -362,25 +350,23 @@ func (c *Context) Assemble() *Request {
 		// again kept.
 		wins := a.spareWins[:0]
 		lead, drop, leading := 0, 0, len(preamble) == 0
-		for _, r := range c.regions {
-			if !r.hidden && r.kind == KindSlidingWindow {
-				rd := &r.rend
-				before := len(rd.msgs)
-				rd.kept, rd.dropped = before, 0 // unless rendered again
-				c.renderRegion(r)
-				n += len(rd.msgs)
-				wins = append(wins, r)
-				if leading && rd.dropped > 0 {
-					if lead > 0 || drop > 0 {
-						leading = false
-					} else {
-						drop = rd.dropped
-					}
+		for _, r := range a.winRegs {
+			rd := &r.rend
+			before := len(rd.msgs)
+			rd.kept, rd.dropped = before, 0 // unless rendered again
+			c.renderRegion(r)
+			n += len(rd.msgs)
+			wins = append(wins, r)
+			if leading && rd.dropped > 0 {
+				if lead > 0 || drop > 0 {
+					leading = false
+				} else {
+					drop = rd.dropped
 				}
-				if leading {
-					lead += rd.kept
-					leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
-				}
+			}
+			if leading {
+				lead += rd.kept
+				leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
 			}
 		}
 		if !slices.Equal(wins, a.wins) {
@@ -409,8 +395,8 @@ func (c *Context) Assemble() *Request {
 		tokens, users, bad := 0, 0, len(preamble)
 		var last *Message
 		var lastInfo msgInfo
-		for _, r := range c.regions {
-			if !r.hidden && r.kind == KindSlidingWindow && len(r.rend.msgs) > 0 {
+		for _, r := range a.winRegs {
+			if len(r.rend.msgs) > 0 {
 				rd := &r.rend
 				skip := min(max(keep-len(msgs), 0), len(rd.msgs))
 				msgs = appendMessages(msgs[:len(msgs)+skip], rd.msgs[skip:])
@@ -443,12 +429,10 @@ func (c *Context) Assemble() *Request {
 		if drop > 0 {
 			a.lead = 0
 		}
-		a.msgKey, msgKey = msgKey, a.msgKey
 		a.msgSysChgd = sysChanged
 		dropMsgs = min(drop, len(a.spareMsgs))
 		sameMsgs = sameMessages(a.spareMsgs[dropMsgs:], a.msgs, max(min(lead, prevOK-dropMsgs), 0))
 	}
-	a.spareKeys = [2][]uint64{sysKey, msgKey}
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
 	// Requests are cut from a slab, each slot handed out once.
@@ -562,16 +546,21 @@ func (c *Context) watchStable(prev, next []Block) {
 	}
 }
 
-func equalKeys(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+// listRegions lists the visible regions of each side, in order.
+func (a *assembler) listRegions(regions []*region) {
+	a.sysRegs, a.winRegs, a.hasCustom = a.sysRegs[:0], a.winRegs[:0], false
+	for _, r := range regions {
+		r.asm = a
+		switch {
+		case r.hidden:
+		case r.kind == KindSlidingWindow:
+			a.winRegs = append(a.winRegs, r)
+		default:
+			a.sysRegs = append(a.sysRegs, r)
+			a.hasCustom = a.hasCustom || r.kind == KindCustom
 		}
 	}
-	return true
+	a.listed = true
 }
 
 func volTier(b *Block) int {
