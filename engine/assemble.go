@@ -217,9 +217,14 @@ type sysGroup struct {
 
 // sysSlot is a region's place in the system blocks of a build.
 type sysSlot struct {
-	r *region
-	n int // blocks
+	r          *region
+	n          int // blocks
+	tier, prio int
 }
+
+// maxChanged caps the system regions the assembler lists as changed
+// between requests; past it, it walks them all.
+const maxChanged = 8
 
 type assembler struct {
 	groups []sysGroup // reused by every request
@@ -232,15 +237,19 @@ type assembler struct {
 	sysRegs, winRegs  []*region
 	listed, hasCustom bool
 	// A visible region of each side changed since its last build (set by
-	// region.touch): Assemble walks no region to find out.
-	sysTouched, msgTouched bool
-	system                 []Block
-	sysTokens              int
-	sysHash                uint64
-	prevSysHash            uint64
-	havePrev               bool
-	msgs                   []Message
-	msgTokens              int
+	// region.touch): Assemble walks no region to find out. The system
+	// regions that changed are listed too, unless more than maxChanged
+	// (manyChanged); spareChanged is the list not in use.
+	sysTouched, msgTouched   bool
+	sysChanged, spareChanged []*region
+	manyChanged              bool
+	system                   []Block
+	sysTokens                int
+	sysHash                  uint64
+	prevSysHash              uint64
+	havePrev                 bool
+	msgs                     []Message
+	msgTokens                int
 	// The slices the previous request but one was built in: a request's
 	// slices stay as they are until the next-but-one Assemble, then are
 	// reused (an allocation and its scanning per changed request).
@@ -274,53 +283,36 @@ const (
 func (c *Context) Assemble() *Request {
 	c.maybeEvict()
 	a := &c.asm
-	if a.orderChanged || !a.listed {
+	relist := a.orderChanged || !a.listed
+	if relist {
 		a.listRegions(c.regions)
 	}
 	hasCustom := a.hasCustom
 	// Changes made while this request is built are left for the next one.
 	sysTouched, msgTouched := a.sysTouched, a.msgTouched
+	changed, many := a.sysChanged, a.manyChanged
 	a.sysTouched, a.msgTouched = false, false
-	sysDirty := a.orderChanged || hasCustom || sysTouched || a.system == nil
+	a.sysChanged, a.manyChanged = a.spareChanged[:0], false
+	sysDirty := relist || hasCustom || sysTouched || a.system == nil
 	sameSys, sameMsgs, dropMsgs := len(a.system), len(a.msgs), 0
 	var preamble []Message
 	if sysDirty {
-		// Every block of a region shares its tier and hint, so sorting the
-		// regions (few) instead of the blocks (many) gives the same stable order.
-		groups := a.groups[:0]
+		var groups []sysGroup
 		n := 0
-		for _, r := range a.sysRegs {
-			var bs []Block
-			kept := 0
-			if r.kind == KindCustom {
-				var ms []Message
-				bs, ms = c.renderCustom(r)
-				preamble = append(preamble, ms...)
-			} else {
-				r.rend.sysKept = len(r.rend.blocks) // unless rendered again
-				c.renderRegion(r)
-				bs, kept = r.rend.blocks, r.rend.sysKept
-			}
-			if len(bs) == 0 {
-				continue
-			}
-			groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs, r, kept})
-			n += len(bs)
+		if !relist && !hasCustom && !many && a.system != nil && c.renderChanged(changed) {
+			groups, n = a.lastGroups()
+		} else {
+			groups, n, preamble = c.sortGroups()
 		}
-		slices.SortStableFunc(groups, func(x, y sysGroup) int {
-			if x.tier != y.tier {
-				return x.tier - y.tier
-			}
-			return x.prio - y.prio
-		})
 		// lead counts the leading blocks that are as at the last build:
 		// those of regions in the same place that kept them.
 		lead, leading := 0, true
 		layout := a.spareLayout[:0]
 		blocks := slices.Grow(a.spareSys[:0], n)
 		for i, g := range groups {
+			g.r.rend.sysKept = len(g.blocks) // until rendered again
 			blocks = appendBlocks(blocks, g.blocks)
-			layout = append(layout, sysSlot{g.r, len(g.blocks)})
+			layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
 			if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
 				lead += min(g.kept, len(g.blocks), a.layout[i].n)
 				leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
@@ -337,6 +329,7 @@ func (c *Context) Assemble() *Request {
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		sameSys = sameBlocks(a.spareSys, a.system, lead)
 	}
+	a.spareChanged = changed[:0]
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
 	msgDirty := a.orderChanged || hasCustom || msgTouched || a.msgs == nil || sysChanged != a.msgSysChgd
 	if msgDirty {
@@ -444,6 +437,74 @@ func (c *Context) Assemble() *Request {
 	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
 		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
 	return req
+}
+
+// sortGroups renders every visible system region that changed and lists
+// their groups of blocks in order, with the blocks' count and the custom
+// regions' messages. Every block of a region shares its tier and hint, so
+// sorting the regions (few) instead of the blocks (many) gives the same
+// stable order.
+func (c *Context) sortGroups() ([]sysGroup, int, []Message) {
+	groups := c.asm.groups[:0]
+	n := 0
+	var preamble []Message
+	for _, r := range c.asm.sysRegs {
+		var bs []Block
+		kept := 0
+		if r.kind == KindCustom {
+			var ms []Message
+			bs, ms = c.renderCustom(r)
+			preamble = append(preamble, ms...)
+		} else {
+			// A region not rendered since the last build kept all its
+			// blocks (sysKept says so from then on).
+			c.renderRegion(r)
+			bs, kept = r.rend.blocks, r.rend.sysKept
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs, r, kept})
+		n += len(bs)
+	}
+	slices.SortStableFunc(groups, func(x, y sysGroup) int {
+		if x.tier != y.tier {
+			return x.tier - y.tier
+		}
+		return x.prio - y.prio
+	})
+	return groups, n, preamble
+}
+
+// renderChanged renders the system regions that changed since the last
+// build and reports whether each keeps its place in it: as many blocks as
+// before, none or some, and the same tier and hint.
+func (c *Context) renderChanged(changed []*region) bool {
+	ok := true
+	for _, r := range changed {
+		c.renderRegion(r)
+		i := slices.IndexFunc(c.asm.layout, func(s sysSlot) bool { return s.r == r })
+		if bs := r.rend.blocks; i < 0 {
+			ok = ok && len(bs) == 0
+		} else {
+			s := &c.asm.layout[i]
+			ok = ok && len(bs) > 0 && volTier(&bs[0]) == s.tier && bs[0].Cache.priority() == s.prio
+		}
+	}
+	return ok
+}
+
+// lastGroups lists the groups of the last build, in its order, with their
+// regions' blocks now and the blocks' count.
+func (a *assembler) lastGroups() ([]sysGroup, int) {
+	groups := a.groups[:0]
+	n := 0
+	for _, s := range a.layout {
+		bs := s.r.rend.blocks
+		groups = append(groups, sysGroup{s.tier, s.prio, bs, s.r, s.r.rend.sysKept})
+		n += len(bs)
+	}
+	return groups, n
 }
 
 // sameBlocks is how many leading blocks of next equal prev's (as

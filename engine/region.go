@@ -118,10 +118,19 @@ func (r *region) changed() {
 	if r.asm == nil || r.hidden {
 		return
 	}
+	a := r.asm
 	if r.kind == KindSlidingWindow {
-		r.asm.msgTouched = true
+		a.msgTouched = true
+		return
+	}
+	a.sysTouched = true
+	if n := len(a.sysChanged); n > 0 && a.sysChanged[n-1] == r {
+		return
+	}
+	if len(a.sysChanged) < maxChanged {
+		a.sysChanged = append(a.sysChanged, r)
 	} else {
-		r.asm.sysTouched = true
+		a.manyChanged = true
 	}
 }
 
