@@ -255,6 +255,7 @@ type assembler struct {
 	// reused (an allocation and its scanning per changed request).
 	spareSys   []Block
 	spareMsgs  []Message
+	sysLead    int     // leading blocks of the last build as at the build before
 	spareMark  []Block // markMessageBreakpoint's copies, likewise
 	mark       []Block
 	msgSysChgd bool
@@ -306,18 +307,29 @@ func (c *Context) Assemble() *Request {
 		}
 		// lead counts the leading blocks that are as at the last build:
 		// those of regions in the same place that kept them.
+		// The spare buffer holds the build before last, of which the first
+		// spareLead blocks were as at the last build: those of them that
+		// are still so are left as they are, but for the fields
+		// finishSystem sets.
 		lead, leading := 0, true
+		spareLead := a.sysLead
+		if cap(a.spareSys) < n {
+			spareLead = 0
+		}
 		layout := a.spareLayout[:0]
 		blocks := slices.Grow(a.spareSys[:0], n)
 		for i, g := range groups {
 			g.r.rend.sysKept = len(g.blocks) // until rendered again
-			blocks = appendBlocks(blocks, g.blocks)
-			layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
+			same := 0
 			if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
-				lead += min(g.kept, len(g.blocks), a.layout[i].n)
+				same = min(g.kept, len(g.blocks), a.layout[i].n)
 				leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
 			}
+			blocks = appendBlocks(blocks, g.blocks, min(same, max(spareLead-lead, 0)))
+			lead += same
+			layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
 		}
+		a.sysLead = lead
 		a.layout, a.spareLayout = layout, a.layout
 		clear(groups) // holds no blocks between requests
 		a.groups = groups
@@ -551,14 +563,20 @@ func sameMessages(prev, next []Message, from int) int {
 // appendBlocks is append(dst, src...) for a dst whose spare capacity holds
 // the request before last, mostly the same blocks: a block whose strings
 // its slot holds already gets only its other fields written, since copying
-// it whole costs a write barrier per string while the GC marks.
-func appendBlocks(dst, src []Block) []Block {
+// it whole costs a write barrier per string while the GC marks. The first
+// same slots hold their blocks already but for the fields set per request
+// (by finishSystem) or in place (stamp).
+func appendBlocks(dst, src []Block, same int) []Block {
 	n := len(dst)
 	if cap(dst)-n < len(src) {
 		return append(dst, src...)
 	}
 	dst = dst[:n+len(src)]
-	for i := range src {
+	for i := range same {
+		d, s := &dst[n+i], &src[i]
+		d.stamp, d.Cache, d.Breakpoint = s.stamp, s.Cache, s.Breakpoint
+	}
+	for i := same; i < len(src); i++ {
 		d, s := &dst[n+i], &src[i]
 		if d.Text != s.Text || d.Region != s.Region || d.ToolCallID != s.ToolCallID || d.ToolName != s.ToolName || d.Args != nil || s.Args != nil {
 			*d = *s

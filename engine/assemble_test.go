@@ -284,8 +284,15 @@ func TestAppendCopiesEveryField(t *testing.T) {
 	}
 	dst := make([]Block, 0, 2)
 	dst = append(dst, Block{}, Block{Region: region, Text: text})[:1] // a stale slot with the same strings
-	if got := appendBlocks(dst, []Block{src}); !reflect.DeepEqual(got[1], src) {
+	if got := appendBlocks(dst, []Block{src}, 0); !reflect.DeepEqual(got[1], src) {
 		t.Errorf("appendBlocks over a slot with the same strings:\n got %+v\nwant %+v", got[1], src)
+	}
+	// A slot known to hold the block as a request left it: the fields
+	// finishSystem sets and the stamp differ.
+	old := src
+	old.stamp, old.Cache, old.Breakpoint = 0, 0, false
+	if got := appendBlocks([]Block{old}[:0], []Block{src}, 1); !reflect.DeepEqual(got[0], src) {
+		t.Errorf("appendBlocks over a slot with the same block:\n got %+v\nwant %+v", got[0], src)
 	}
 
 	blocks := []Block{src}
