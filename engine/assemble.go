@@ -217,30 +217,45 @@ type sysGroup struct {
 
 // sysSlot is a region's place in the system blocks of a build.
 type sysSlot struct {
-	r *region
-	n int // blocks
+	r          *region
+	n          int // blocks
+	tier, prio int
 }
+
+// maxChanged caps the system regions the assembler lists as changed
+// between requests; past it, it walks them all.
+const maxChanged = 8
 
 type assembler struct {
 	groups []sysGroup // reused by every request
 	// The regions of the last build of the system blocks, in order.
 	layout, spareLayout []sysSlot
 	orderChanged        bool
-	sysKey              []uint64
-	msgKey              []uint64
-	spareKeys           [2][]uint64 // the key buffers not in use, reused
-	system              []Block
-	sysTokens           int
-	sysHash             uint64
-	prevSysHash         uint64
-	havePrev            bool
-	msgs                []Message
-	msgTokens           int
+	// The visible regions that give system blocks and the sliding windows,
+	// in order, listed when the regions or their order last changed (or
+	// anew when listed is false), and whether a custom region is visible.
+	sysRegs, winRegs  []*region
+	listed, hasCustom bool
+	// A visible region of each side changed since its last build (set by
+	// region.touch): Assemble walks no region to find out. The system
+	// regions that changed are listed too, unless more than maxChanged
+	// (manyChanged); spareChanged is the list not in use.
+	sysTouched, msgTouched   bool
+	sysChanged, spareChanged []*region
+	manyChanged              bool
+	system                   []Block
+	sysTokens                int
+	sysHash                  uint64
+	prevSysHash              uint64
+	havePrev                 bool
+	msgs                     []Message
+	msgTokens                int
 	// The slices the previous request but one was built in: a request's
 	// slices stay as they are until the next-but-one Assemble, then are
 	// reused (an allocation and its scanning per changed request).
 	spareSys   []Block
 	spareMsgs  []Message
+	sysLead    int     // leading blocks of the last build as at the build before
 	spareMark  []Block // markMessageBreakpoint's copies, likewise
 	mark       []Block
 	msgSysChgd bool
@@ -269,74 +284,52 @@ const (
 func (c *Context) Assemble() *Request {
 	c.maybeEvict()
 	a := &c.asm
-	sysKey := a.spareKeys[0][:0]
-	msgKey := a.spareKeys[1][:0]
-	hasCustom := false
-	for _, r := range c.regions {
-		if r.hidden {
-			continue
-		}
-		if r.nameID == 0 {
-			r.nameID = uint64(len(r.name))<<48 ^ hashText(r.name)
-		}
-		id := r.nameID
-		if r.kind == KindSlidingWindow {
-			msgKey = append(msgKey, id, r.version)
-		} else {
-			sysKey = append(sysKey, id, r.version)
-		}
-		if r.kind == KindCustom {
-			hasCustom = true
-		}
+	relist := a.orderChanged || !a.listed
+	if relist {
+		a.listRegions(c.regions)
 	}
-	sysDirty := a.orderChanged || hasCustom || !equalKeys(sysKey, a.sysKey) || a.system == nil
+	hasCustom := a.hasCustom
+	// Changes made while this request is built are left for the next one.
+	sysTouched, msgTouched := a.sysTouched, a.msgTouched
+	changed, many := a.sysChanged, a.manyChanged
+	a.sysTouched, a.msgTouched = false, false
+	a.sysChanged, a.manyChanged = a.spareChanged[:0], false
+	sysDirty := relist || hasCustom || sysTouched || a.system == nil
 	sameSys, sameMsgs, dropMsgs := len(a.system), len(a.msgs), 0
 	var preamble []Message
 	if sysDirty {
-		// Every block of a region shares its tier and hint, so sorting the
-		// regions (few) instead of the blocks (many) gives the same stable order.
-		groups := a.groups[:0]
+		var groups []sysGroup
 		n := 0
-		for _, r := range c.regions {
-			if r.hidden || r.kind == KindSlidingWindow {
-				continue
-			}
-			var bs []Block
-			kept := 0
-			if r.kind == KindCustom {
-				var ms []Message
-				bs, ms = c.renderCustom(r)
-				preamble = append(preamble, ms...)
-			} else {
-				r.rend.sysKept = len(r.rend.blocks) // unless rendered again
-				c.renderRegion(r)
-				bs, kept = r.rend.blocks, r.rend.sysKept
-			}
-			if len(bs) == 0 {
-				continue
-			}
-			groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs, r, kept})
-			n += len(bs)
+		if !relist && !hasCustom && !many && a.system != nil && c.renderChanged(changed) {
+			groups, n = a.lastGroups()
+		} else {
+			groups, n, preamble = c.sortGroups()
 		}
-		slices.SortStableFunc(groups, func(x, y sysGroup) int {
-			if x.tier != y.tier {
-				return x.tier - y.tier
-			}
-			return x.prio - y.prio
-		})
 		// lead counts the leading blocks that are as at the last build:
 		// those of regions in the same place that kept them.
+		// The spare buffer holds the build before last, of which the first
+		// spareLead blocks were as at the last build: those of them that
+		// are still so are left as they are, but for the fields
+		// finishSystem sets.
 		lead, leading := 0, true
+		spareLead := a.sysLead
+		if cap(a.spareSys) < n {
+			spareLead = 0
+		}
 		layout := a.spareLayout[:0]
 		blocks := slices.Grow(a.spareSys[:0], n)
 		for i, g := range groups {
-			blocks = appendBlocks(blocks, g.blocks)
-			layout = append(layout, sysSlot{g.r, len(g.blocks)})
+			g.r.rend.sysKept = len(g.blocks) // until rendered again
+			same := 0
 			if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
-				lead += min(g.kept, len(g.blocks), a.layout[i].n)
+				same = min(g.kept, len(g.blocks), a.layout[i].n)
 				leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
 			}
+			blocks = appendBlocks(blocks, g.blocks, min(same, max(spareLead-lead, 0)))
+			lead += same
+			layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
 		}
+		a.sysLead = lead
 		a.layout, a.spareLayout = layout, a.layout
 		clear(groups) // holds no blocks between requests
 		a.groups = groups
@@ -346,11 +339,11 @@ func (c *Context) Assemble() *Request {
 		c.watchStable(a.system, blocks)
 		a.spareSys = a.system
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
-		a.sysKey, sysKey = sysKey, a.sysKey
 		sameSys = sameBlocks(a.spareSys, a.system, lead)
 	}
+	a.spareChanged = changed[:0]
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
-	msgDirty := a.orderChanged || hasCustom || !equalKeys(msgKey, a.msgKey) || a.msgs == nil || sysChanged != a.msgSysChgd
+	msgDirty := a.orderChanged || hasCustom || msgTouched || a.msgs == nil || sysChanged != a.msgSysChgd
 	if msgDirty {
 		// Sized once (with room for finishMessages' "Begin."/"Continue.")
 		// rather than grown region by region: the request keeps it.
@@ -362,25 +355,23 @@ func (c *Context) Assemble() *Request {
 		// again kept.
 		wins := a.spareWins[:0]
 		lead, drop, leading := 0, 0, len(preamble) == 0
-		for _, r := range c.regions {
-			if !r.hidden && r.kind == KindSlidingWindow {
-				rd := &r.rend
-				before := len(rd.msgs)
-				rd.kept, rd.dropped = before, 0 // unless rendered again
-				c.renderRegion(r)
-				n += len(rd.msgs)
-				wins = append(wins, r)
-				if leading && rd.dropped > 0 {
-					if lead > 0 || drop > 0 {
-						leading = false
-					} else {
-						drop = rd.dropped
-					}
+		for _, r := range a.winRegs {
+			rd := &r.rend
+			before := len(rd.msgs)
+			rd.kept, rd.dropped = before, 0 // unless rendered again
+			c.renderRegion(r)
+			n += len(rd.msgs)
+			wins = append(wins, r)
+			if leading && rd.dropped > 0 {
+				if lead > 0 || drop > 0 {
+					leading = false
+				} else {
+					drop = rd.dropped
 				}
-				if leading {
-					lead += rd.kept
-					leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
-				}
+			}
+			if leading {
+				lead += rd.kept
+				leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
 			}
 		}
 		if !slices.Equal(wins, a.wins) {
@@ -409,8 +400,8 @@ func (c *Context) Assemble() *Request {
 		tokens, users, bad := 0, 0, len(preamble)
 		var last *Message
 		var lastInfo msgInfo
-		for _, r := range c.regions {
-			if !r.hidden && r.kind == KindSlidingWindow && len(r.rend.msgs) > 0 {
+		for _, r := range a.winRegs {
+			if len(r.rend.msgs) > 0 {
 				rd := &r.rend
 				skip := min(max(keep-len(msgs), 0), len(rd.msgs))
 				msgs = appendMessages(msgs[:len(msgs)+skip], rd.msgs[skip:])
@@ -443,12 +434,10 @@ func (c *Context) Assemble() *Request {
 		if drop > 0 {
 			a.lead = 0
 		}
-		a.msgKey, msgKey = msgKey, a.msgKey
 		a.msgSysChgd = sysChanged
 		dropMsgs = min(drop, len(a.spareMsgs))
 		sameMsgs = sameMessages(a.spareMsgs[dropMsgs:], a.msgs, max(min(lead, prevOK-dropMsgs), 0))
 	}
-	a.spareKeys = [2][]uint64{sysKey, msgKey}
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
 	// Requests are cut from a slab, each slot handed out once.
@@ -460,6 +449,74 @@ func (c *Context) Assemble() *Request {
 	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
 		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
 	return req
+}
+
+// sortGroups renders every visible system region that changed and lists
+// their groups of blocks in order, with the blocks' count and the custom
+// regions' messages. Every block of a region shares its tier and hint, so
+// sorting the regions (few) instead of the blocks (many) gives the same
+// stable order.
+func (c *Context) sortGroups() ([]sysGroup, int, []Message) {
+	groups := c.asm.groups[:0]
+	n := 0
+	var preamble []Message
+	for _, r := range c.asm.sysRegs {
+		var bs []Block
+		kept := 0
+		if r.kind == KindCustom {
+			var ms []Message
+			bs, ms = c.renderCustom(r)
+			preamble = append(preamble, ms...)
+		} else {
+			// A region not rendered since the last build kept all its
+			// blocks (sysKept says so from then on).
+			c.renderRegion(r)
+			bs, kept = r.rend.blocks, r.rend.sysKept
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs, r, kept})
+		n += len(bs)
+	}
+	slices.SortStableFunc(groups, func(x, y sysGroup) int {
+		if x.tier != y.tier {
+			return x.tier - y.tier
+		}
+		return x.prio - y.prio
+	})
+	return groups, n, preamble
+}
+
+// renderChanged renders the system regions that changed since the last
+// build and reports whether each keeps its place in it: as many blocks as
+// before, none or some, and the same tier and hint.
+func (c *Context) renderChanged(changed []*region) bool {
+	ok := true
+	for _, r := range changed {
+		c.renderRegion(r)
+		i := slices.IndexFunc(c.asm.layout, func(s sysSlot) bool { return s.r == r })
+		if bs := r.rend.blocks; i < 0 {
+			ok = ok && len(bs) == 0
+		} else {
+			s := &c.asm.layout[i]
+			ok = ok && len(bs) > 0 && volTier(&bs[0]) == s.tier && bs[0].Cache.priority() == s.prio
+		}
+	}
+	return ok
+}
+
+// lastGroups lists the groups of the last build, in its order, with their
+// regions' blocks now and the blocks' count.
+func (a *assembler) lastGroups() ([]sysGroup, int) {
+	groups := a.groups[:0]
+	n := 0
+	for _, s := range a.layout {
+		bs := s.r.rend.blocks
+		groups = append(groups, sysGroup{s.tier, s.prio, bs, s.r, s.r.rend.sysKept})
+		n += len(bs)
+	}
+	return groups, n
 }
 
 // sameBlocks is how many leading blocks of next equal prev's (as
@@ -506,14 +563,20 @@ func sameMessages(prev, next []Message, from int) int {
 // appendBlocks is append(dst, src...) for a dst whose spare capacity holds
 // the request before last, mostly the same blocks: a block whose strings
 // its slot holds already gets only its other fields written, since copying
-// it whole costs a write barrier per string while the GC marks.
-func appendBlocks(dst, src []Block) []Block {
+// it whole costs a write barrier per string while the GC marks. The first
+// same slots hold their blocks already but for the fields set per request
+// (by finishSystem) or in place (stamp).
+func appendBlocks(dst, src []Block, same int) []Block {
 	n := len(dst)
 	if cap(dst)-n < len(src) {
 		return append(dst, src...)
 	}
 	dst = dst[:n+len(src)]
-	for i := range src {
+	for i := range same {
+		d, s := &dst[n+i], &src[i]
+		d.stamp, d.Cache, d.Breakpoint = s.stamp, s.Cache, s.Breakpoint
+	}
+	for i := same; i < len(src); i++ {
 		d, s := &dst[n+i], &src[i]
 		if d.Text != s.Text || d.Region != s.Region || d.ToolCallID != s.ToolCallID || d.ToolName != s.ToolName || d.Args != nil || s.Args != nil {
 			*d = *s
@@ -562,16 +625,21 @@ func (c *Context) watchStable(prev, next []Block) {
 	}
 }
 
-func equalKeys(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+// listRegions lists the visible regions of each side, in order.
+func (a *assembler) listRegions(regions []*region) {
+	a.sysRegs, a.winRegs, a.hasCustom = a.sysRegs[:0], a.winRegs[:0], false
+	for _, r := range regions {
+		r.asm = a
+		switch {
+		case r.hidden:
+		case r.kind == KindSlidingWindow:
+			a.winRegs = append(a.winRegs, r)
+		default:
+			a.sysRegs = append(a.sysRegs, r)
+			a.hasCustom = a.hasCustom || r.kind == KindCustom
 		}
 	}
-	return true
+	a.listed = true
 }
 
 func volTier(b *Block) int {

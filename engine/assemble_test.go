@@ -284,8 +284,15 @@ func TestAppendCopiesEveryField(t *testing.T) {
 	}
 	dst := make([]Block, 0, 2)
 	dst = append(dst, Block{}, Block{Region: region, Text: text})[:1] // a stale slot with the same strings
-	if got := appendBlocks(dst, []Block{src}); !reflect.DeepEqual(got[1], src) {
+	if got := appendBlocks(dst, []Block{src}, 0); !reflect.DeepEqual(got[1], src) {
 		t.Errorf("appendBlocks over a slot with the same strings:\n got %+v\nwant %+v", got[1], src)
+	}
+	// A slot known to hold the block as a request left it: the fields
+	// finishSystem sets and the stamp differ.
+	old := src
+	old.stamp, old.Cache, old.Breakpoint = 0, 0, false
+	if got := appendBlocks([]Block{old}[:0], []Block{src}, 1); !reflect.DeepEqual(got[0], src) {
+		t.Errorf("appendBlocks over a slot with the same block:\n got %+v\nwant %+v", got[0], src)
 	}
 
 	blocks := []Block{src}
@@ -458,4 +465,86 @@ func freshDump(c *Context, prevHash uint64, havePrev bool) string {
 		}
 	}
 	return out
+}
+
+// Assemble learns what changed from the regions rather than by comparing
+// every region's version: over random writes and stage changes (which hide,
+// show, add and reorder regions), each request is what a fresh assembler
+// makes of the same state.
+func TestAssembleAcrossStages(t *testing.T) {
+	const layout = `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+notes = { kind = "pinned", max_tokens = 30000, volatility = "grows" }
+code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+keys = { kind = "hashmap", max_tokens = 2000 }
+scratch = { kind = "clearable", max_tokens = 2000 }
+conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
+[stages.plan]
+system_prompt = "plan it"
+[stages.build]
+system_prompt = "build it"
+[stages.build.context.regions]
+code = { kind = "compacting", max_tokens = 20000, threshold_tokens = 15000 }
+todo = { kind = "temporary", max_tokens = 3000 }
+conversation = { kind = "sliding_window", max_items = 6, max_tokens = 20000 }
+[stages.review]
+system_prompt = "review it"
+[stages.review.context.regions]
+notes = { kind = "pinned", max_tokens = 30000 }
+todo = { kind = "temporary", max_tokens = 3000 }
+log = { kind = "sliding_window", max_items = 4, max_tokens = 5000 }
+`
+	bp, err := ParseBlueprint("stages.leviath", []byte(layout), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages, changes := 0, 0
+	for _, seed := range []uint64{1, 2, 3} {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		c, err := New(bp, Options{Window: 200_000, Task: "the task"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pending []string
+		for i := range 500 {
+			body := fmt.Sprintf("entry %d\n%s", i, strings.Repeat("z", 40+rng.IntN(2000)))
+			switch n := rng.IntN(24); {
+			case n < 2:
+				if err := c.EnterStage([]string{"plan", "build", "review"}[rng.IntN(3)]); err == nil {
+					stages++
+				}
+			case n < 5:
+				pending = append(pending, fmt.Sprint("c", i))
+				c.AddAssistant("calling", []ToolCall{{ID: pending[len(pending)-1], Name: "bash", Args: json.RawMessage(`{"n":1}`)}})
+			case n < 8:
+				if len(pending) > 0 {
+					c.AddToolResult(ToolResult{CallID: pending[0], Tool: "bash", Content: body[:min(len(body), 300)]})
+					pending = pending[1:]
+				}
+			case n < 10:
+				c.AddUser(body[:min(len(body), 100)])
+			case n < 11:
+				args, _ := json.Marshal(map[string]any{"region": "keys", "key": fmt.Sprint("k", rng.IntN(4)), "content": body[:50]})
+				c.CallTool("context_write", args)
+			case n < 13:
+				args, _ := json.Marshal(map[string]any{"region": []string{"notes", "code", "todo", "log"}[rng.IntN(4)], "oldest": 1 + rng.IntN(3)})
+				c.CallTool("context_delete", args)
+			default:
+				_ = c.Write([]string{"notes", "code", "scratch", "todo", "log"}[rng.IntN(5)], body)
+			}
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			prevHash, havePrev := c.asm.prevSysHash, c.asm.havePrev
+			before := dumpRequest(c.Assemble().Clone()) + windowSums(c)
+			if want := freshDump(c, prevHash, havePrev); before != want {
+				t.Fatalf("seed %d op %d: request differs from a fresh render:\n%s\nwant\n%s", seed, i, before, want)
+			}
+			changes++
+		}
+	}
+	if stages < 20 || changes < 500 {
+		t.Fatalf("generator covers too little: %d stage changes, %d requests", stages, changes)
+	}
 }

@@ -187,6 +187,7 @@ func (c *Context) addRegion(d *RegionDef, infra bool) *region {
 	}
 	c.regions = append(c.regions, r)
 	c.byName[d.Name] = r
+	c.asm.listed = false
 	return r
 }
 

@@ -70,10 +70,10 @@ type region struct {
 	tokens    int
 	hidden    bool
 	infra     bool
-	nextID    int    // checklist ids handed out so far (D7)
-	version   uint64 // bumped on every change
-	dirtyFrom int    // lowest entry index changed since the last render; -1 clean
-	nameID    uint64 // the name's hash for Assemble's change keys, once computed
+	nextID    int        // checklist ids handed out so far (D7)
+	version   uint64     // bumped on every change
+	dirtyFrom int        // lowest entry index changed since the last render; -1 clean
+	asm       *assembler // told of changes; set when the assembler lists the region
 	script    RegionScript
 	rend      rendered
 	lastStamp uint64 // the newest write into the region
@@ -89,6 +89,7 @@ type region struct {
 
 func (r *region) touch(from int) {
 	r.version++
+	r.changed()
 	if r.dirtyFrom < 0 || from < r.dirtyFrom {
 		r.dirtyFrom = from
 	}
@@ -101,12 +102,35 @@ func (r *region) touch(from int) {
 // a blank line after each.
 func (r *region) touchFront(n, bytes int) {
 	r.version++
+	r.changed()
 	r.dirtyFrom = 0
 	r.shifted += n
 	r.shiftedBytes += bytes
 	if r.changedFrom >= 0 {
 		// A changed entry removed with them leaves 0: nothing is kept.
 		r.changedFrom = max(r.changedFrom-n, 0)
+	}
+}
+
+// changed tells the assembler that the region's side of the request
+// changed. (Regions it has not listed yet it lists at the next Assemble.)
+func (r *region) changed() {
+	if r.asm == nil || r.hidden {
+		return
+	}
+	a := r.asm
+	if r.kind == KindSlidingWindow {
+		a.msgTouched = true
+		return
+	}
+	a.sysTouched = true
+	if n := len(a.sysChanged); n > 0 && a.sysChanged[n-1] == r {
+		return
+	}
+	if len(a.sysChanged) < maxChanged {
+		a.sysChanged = append(a.sysChanged, r)
+	} else {
+		a.manyChanged = true
 	}
 }
 
