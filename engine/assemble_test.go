@@ -327,15 +327,6 @@ decisions = { kind = "sliding_window", max_items = 3, max_tokens = 5000 }
 	if err != nil {
 		t.Fatal(err)
 	}
-	// same is the field-by-field comparison the counts stand for.
-	same := func(x, y Block) bool {
-		if !bytes.Equal(x.Args, y.Args) {
-			return false
-		}
-		x.Args, y.Args = nil, nil
-		x.Cache, y.Cache, x.Breakpoint, y.Breakpoint, x.stamp, y.stamp = 0, 0, false, false, 0, 0
-		return reflect.DeepEqual(x, y)
-	}
 	var partSys, partMsgs, dropped int
 	for _, seed := range []uint64{1, 2, 3, 4} {
 		rng := rand.New(rand.NewPCG(seed, 5))
@@ -381,21 +372,9 @@ decisions = { kind = "sliding_window", max_items = 3, max_tokens = 5000 }
 			if got, want := dumpRequest(req)+windowSums(c), freshDump(c, prevHash, havePrev); got != want {
 				t.Fatalf("seed %d op %d: request differs from a fresh render:\n%s\nwant\n%s", seed, i, got, want)
 			}
-			wantSys, wantMsgs := 0, 0
-			if prev != nil {
-				for wantSys < min(len(prev.System), len(req.System)) && same(prev.System[wantSys], req.System[wantSys]) {
-					wantSys++
-				}
-				d := req.DroppedMessages
-				for ; wantMsgs < min(len(prev.Messages)-d, len(req.Messages)); wantMsgs++ {
-					x, y := prev.Messages[d+wantMsgs], req.Messages[wantMsgs]
-					if x.Role != y.Role || len(x.Blocks) != len(y.Blocks) || !slices.EqualFunc(x.Blocks, y.Blocks, same) {
-						break
-					}
-				}
-			}
-			if req.SameSystem != wantSys || req.SameMessages != wantMsgs {
-				t.Fatalf("seed %d op %d: same system %d messages %d, want %d and %d", seed, i, req.SameSystem, req.SameMessages, wantSys, wantMsgs)
+			wantSys, wantMsgs, err := checkSame(prev, req)
+			if err != nil {
+				t.Fatalf("seed %d op %d: %v", seed, i, err)
 			}
 			if wantSys > 0 && wantSys < len(req.System) {
 				partSys++
@@ -413,6 +392,42 @@ decisions = { kind = "sliding_window", max_items = 3, max_tokens = 5000 }
 	if partSys < 50 || partMsgs < 50 || dropped < 20 {
 		t.Fatalf("generator covers too little: %d partly same systems, %d message lists, %d after a drop", partSys, partMsgs, dropped)
 	}
+}
+
+// equalBlock is the field-by-field comparison the Same counts stand for.
+func equalBlock(x, y Block) bool {
+	if !bytes.Equal(x.Args, y.Args) {
+		return false
+	}
+	x.Args, y.Args = nil, nil
+	x.Cache, y.Cache, x.Breakpoint, y.Breakpoint, x.stamp, y.stamp = 0, 0, false, false, 0, 0
+	return reflect.DeepEqual(x, y)
+}
+
+// checkSame compares req's Same counts with a direct comparison against
+// prev, a clone of the request before (nil: none known, nothing checked),
+// and returns the counts it found.
+func checkSame(prev, req *Request) (sys, msgs int, err error) {
+	if prev == nil {
+		return req.SameSystem, req.SameMessages, nil
+	}
+	for sys < min(len(prev.System), len(req.System)) && equalBlock(prev.System[sys], req.System[sys]) {
+		sys++
+	}
+	d := req.DroppedMessages
+	if d < 0 || d > len(prev.Messages) {
+		return 0, 0, fmt.Errorf("%d messages dropped of %d", d, len(prev.Messages))
+	}
+	for ; msgs < min(len(prev.Messages)-d, len(req.Messages)); msgs++ {
+		x, y := prev.Messages[d+msgs], req.Messages[msgs]
+		if x.Role != y.Role || len(x.Blocks) != len(y.Blocks) || !slices.EqualFunc(x.Blocks, y.Blocks, equalBlock) {
+			break
+		}
+	}
+	if req.SameSystem != sys || req.SameMessages != msgs {
+		return sys, msgs, fmt.Errorf("same system %d messages %d, want %d and %d", req.SameSystem, req.SameMessages, sys, msgs)
+	}
+	return sys, msgs, nil
 }
 
 // dumpRequest prints every field of a request but the Same counts.

@@ -119,6 +119,7 @@ func FuzzOperations(f *testing.F) {
 			t.Fatal(err)
 		}
 		var pending []ToolCall
+		var prev *Request // the last request, when the assembler has not been reset since
 		callN := 0
 		for i := 0; i+1 < len(ops) && i < 400; i += 2 {
 			op, arg := ops[i]%14, int(ops[i+1])
@@ -167,11 +168,16 @@ func FuzzOperations(f *testing.F) {
 				}
 				c.Transition(next)
 			case 10:
-				c.Assemble()
+				req := c.Assemble().Clone()
+				if _, _, err := checkSame(prev, req); err != nil {
+					t.Fatalf("after op %d: %v", i/2, err)
+				}
+				prev = req
 			case 11:
 				if err := sameAsFresh(c, c.Assemble()); err != nil {
 					t.Fatalf("after op %d: %v", i/2, err)
 				}
+				prev = nil // sameAsFresh reset the assembler
 			case 12:
 				c.evict(arg * 4)
 			case 13:
