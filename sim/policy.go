@@ -31,6 +31,8 @@ type env struct {
 	refetching bool
 	// series: a SeriesSink reads each request's Regions (nothing else does).
 	series bool
+	// rebuild: see Config.rebuild.
+	rebuild bool
 
 	// regionNames lists the regions blocks came from, in order of first
 	// block; a block's slot indexes it.

@@ -469,7 +469,7 @@ func (p *regionPolicy) request() *Request {
 	// by the last request, and those kept are marked before forgetting.
 	ns, prevSys := len(p.sys), min(p.prevSys, len(p.prev))
 	sameSys, sameMsgs, drop := er.SameSystem, er.SameMessages, er.DroppedMessages
-	if ns != prevSys {
+	if ns != prevSys || p.env.rebuild {
 		sameSys, sameMsgs, drop = 0, 0, 0 // or the first request
 	}
 	// The blocks of the messages that are the same are counted already;

@@ -1,15 +1,19 @@
 package sim
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/blueprints"
 	"github.com/ctxsim/ctxsim/sim/trace"
+	"github.com/ctxsim/ctxsim/workloads/synthetic"
 )
 
 // Every embedded blueprint runs the needle workload; the engine keeps the
@@ -208,6 +212,87 @@ func TestArenaStandIn(t *testing.T) {
 			got, want := p.content(ev), content(ev)
 			if got != want || standInLen(size, facts) != len(standIn(size, facts)) {
 				t.Errorf("size %d, %d facts: arena stand-in %.40q, want %.40q", size, len(facts), got, want)
+			}
+		}
+	}
+}
+
+// digestSink keeps one digest per request: every block's content hash,
+// tokens, kind and id, and the cache marks.
+type digestSink struct{ sums []uint64 }
+
+func (d *digestSink) Request(s RequestSample) {
+	h := uint64(len(s.Request.Blocks))
+	for _, b := range s.Request.Blocks {
+		h = chain(h, b.Hash)
+		h = chain(h, uint64(b.Tokens)<<8|uint64(b.Kind))
+		h = chain(h, hashContent(BlockRegion, b.ID, "", 0))
+	}
+	for _, m := range s.Request.Marks {
+		h = chain(h, uint64(m.Index))
+	}
+	d.sums = append(d.sums, h)
+}
+
+// The region policy converts only what the engine reports changed since the
+// last request (engine.Request.SameSystem and SameMessages). Converting every
+// request in full must give the same requests, and the same results, on every
+// synthetic workload with its blueprint and on random workloads, at small and
+// large windows.
+func TestRegionRequestsAsRebuilt(t *testing.T) {
+	type tc struct {
+		name, policy string
+		hdr          trace.Header
+		evs          []trace.Event
+	}
+	var cases []tc
+	for _, name := range synthetic.Names() {
+		p, err := synthetic.Load(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []trace.Event
+		if err := synthetic.Generate(p, 2, func(ev *trace.Event) error { evs = append(evs, *ev); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		bp := map[string]string{"log-analyzer": "log-analyzer", "researcher": "deep-researcher"}[name]
+		if bp == "" {
+			bp = "coder"
+		}
+		cases = append(cases, tc{name, "regions:" + bp, synthetic.Header(p, 2), evs})
+	}
+	for _, bp := range []string{"coder", "reviewer", "data-analyst"} {
+		h, evs := randomWorkload(5, 400)
+		cases = append(cases, tc{"random", "regions:" + bp, h, evs})
+	}
+	for _, c := range cases {
+		for _, w := range []int{8192, 32768, 200000} {
+			var out [2]*Result
+			var sinks [2]*digestSink
+			for i, rebuild := range []bool{false, true} {
+				sinks[i] = &digestSink{}
+				cfg := Config{Policy: c.policy, Model: testProfile("anthropic"), Window: w, Series: sinks[i], rebuild: rebuild}
+				res, err := Run(context.Background(), SliceSource(c.hdr, c.evs), cfg)
+				if err != nil {
+					t.Fatalf("%s %s %d: %v", c.name, c.policy, w, err)
+				}
+				out[i] = res
+			}
+			if len(sinks[0].sums) == 0 {
+				t.Fatalf("%s %s %d: no requests", c.name, c.policy, w)
+			}
+			if !slices.Equal(sinks[0].sums, sinks[1].sums) {
+				i := 0
+				for i < min(len(sinks[0].sums), len(sinks[1].sums)) && sinks[0].sums[i] == sinks[1].sums[i] {
+					i++
+				}
+				t.Errorf("%s %s %d: request %d differs from its full conversion", c.name, c.policy, w, i+1)
+				continue
+			}
+			a, _ := json.Marshal(out[0])
+			b, _ := json.Marshal(out[1])
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s %s %d: results differ from full conversion:\n%s\n%s", c.name, c.policy, w, a, b)
 			}
 		}
 	}

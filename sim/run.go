@@ -79,6 +79,10 @@ type Config struct {
 	Seed      uint64
 	NoRefetch bool       // do not re-issue tool calls whose results were evicted
 	Series    SeriesSink // optional
+
+	// rebuild (tests only) makes the region policy convert every request
+	// in full, without the engine's account of what stayed the same.
+	rebuild bool
 }
 
 // Result is the outcome of one run.
@@ -145,7 +149,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
-		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}, series: cfg.Series != nil}
+		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild}
 	var fut *future
 	if spec.Name == "clairvoyant" {
 		evs, err := readAll(ctx, src)
