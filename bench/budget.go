@@ -77,15 +77,23 @@ func RewriteBudgets(src []byte, budgets map[string]string) ([]byte, error) {
 	return []byte(strings.Join(lines, "")), nil
 }
 
+// BudgetScore is what one assignment of budgets measured, averaged over the
+// evaluation runs.
+type BudgetScore struct {
+	Recall float64 `json:"recall_pct"`        // mean fact recall (%)
+	Cost   float64 `json:"cost_usd"`          // mean cost of a run (USD)
+	Task   float64 `json:"task_retained_pct"` // mean task retention (%)
+	Waste  float64 `json:"waste_pct"`         // mean token waste (%)
+	// Dead is the mean dead tokens of a run per region (see
+	// Result.DeadByRegion): where the budgets let content sit unused.
+	Dead map[string]float64 `json:"dead_tokens,omitempty"`
+}
+
 // BudgetCandidate is one assignment of budget shares and what it measured.
 type BudgetCandidate struct {
 	// Shares are the tuned regions' budgets as percentages of the window.
 	Shares map[string]float64 `json:"shares"`
-	// Recall is the mean fact recall (%) over the evaluation runs; Cost the
-	// mean cost of a run (USD); Task the mean task retention (%).
-	Recall float64 `json:"recall_pct"`
-	Cost   float64 `json:"cost_usd"`
-	Task   float64 `json:"task_retained_pct"`
+	BudgetScore
 }
 
 // Budgets returns the candidate's budgets in the form Blueprint.WithBudgets
@@ -98,9 +106,9 @@ func (c BudgetCandidate) Budgets() map[string]string {
 	return out
 }
 
-// BudgetEvaluator measures one assignment of budgets (recall %, cost USD per
-// run, task retained %). It must be deterministic.
-type BudgetEvaluator func(ctx context.Context, budgets map[string]string) (recall, cost, task float64, err error)
+// BudgetEvaluator measures one assignment of budgets. It must be
+// deterministic.
+type BudgetEvaluator func(ctx context.Context, budgets map[string]string) (BudgetScore, error)
 
 // BudgetSearch looks for the region budget shares with the best fact recall
 // at a cost ceiling, by local search: each round tries moving a part of one
@@ -206,7 +214,7 @@ func (s *BudgetSearch) Run(ctx context.Context) (*BudgetResult, error) {
 			return c, false, nil
 		}
 		res.Evaluations++
-		c.Recall, c.Cost, c.Task, err = s.Eval(ctx, c.Budgets())
+		c.BudgetScore, err = s.Eval(ctx, c.Budgets())
 		return c, err == nil, err
 	}
 	before, ok, err := eval(start)
@@ -336,14 +344,14 @@ func describeShares(m map[string]float64) string { return strings.Join(sortedSha
 // SimEvaluator returns a BudgetEvaluator that runs the blueprint whose text
 // is src (from directory dir, where its scripts and seed files resolve; "" for
 // an embedded blueprint) through the simulator on cells, whose Policy it
-// sets, and averages their fact recall, cost and task retention. Each
-// candidate is written as a temporary blueprint file in dir (or the system's
-// temporary directory) and removed after its runs.
+// sets, and averages their fact recall, cost, task retention, waste and dead
+// tokens by region. Each candidate is written as a temporary blueprint file
+// in dir (or the system's temporary directory) and removed after its runs.
 func SimEvaluator(src []byte, dir string, cells []Cell) BudgetEvaluator {
-	return func(ctx context.Context, budgets map[string]string) (float64, float64, float64, error) {
+	return func(ctx context.Context, budgets map[string]string) (BudgetScore, error) {
 		text, err := RewriteBudgets(src, budgets)
 		if err != nil {
-			return 0, 0, 0, err
+			return BudgetScore{}, err
 		}
 		tmpDir := dir
 		if tmpDir == "" {
@@ -351,7 +359,7 @@ func SimEvaluator(src []byte, dir string, cells []Cell) BudgetEvaluator {
 		}
 		f, err := os.CreateTemp(tmpDir, ".ctxsim-budget-*.leviath")
 		if err != nil {
-			return 0, 0, 0, err
+			return BudgetScore{}, err
 		}
 		defer os.Remove(f.Name())
 		_, err = f.Write(text)
@@ -359,31 +367,41 @@ func SimEvaluator(src []byte, dir string, cells []Cell) BudgetEvaluator {
 			err = cerr
 		}
 		if err != nil {
-			return 0, 0, 0, err
+			return BudgetScore{}, err
 		}
-		var recall, cost, task float64
+		sc := BudgetScore{Dead: map[string]float64{}}
 		n, nr := 0, 0
 		for _, c := range cells {
 			c.Policy = "regions:" + f.Name()
 			res, err := Simulate(ctx, c)
 			if err != nil {
-				return 0, 0, 0, fmt.Errorf("%s at %s: %w", c.Workload, FormatWindow(c.WindowTokens), err)
+				return BudgetScore{}, fmt.Errorf("%s at %s: %w", c.Workload, FormatWindow(c.WindowTokens), err)
 			}
 			if v, ok := res.Metrics["fact_recall_pct"]; ok {
-				recall += v
+				sc.Recall += v
 				nr++
 			}
-			cost += res.Metrics["cost_usd"]
-			task += res.Metrics["task_retained_pct"]
+			sc.Cost += res.Metrics["cost_usd"]
+			sc.Task += res.Metrics["task_retained_pct"]
+			sc.Waste += res.Metrics["waste_pct"]
+			for _, d := range res.DeadByRegion {
+				sc.Dead[d.Region] += float64(d.Tokens)
+			}
 			n++
 		}
 		if n == 0 {
-			return 0, 0, 0, errors.New("no runs to evaluate")
+			return BudgetScore{}, errors.New("no runs to evaluate")
 		}
 		if nr > 0 {
-			recall /= float64(nr)
+			sc.Recall /= float64(nr)
 		}
-		return recall, cost / float64(n), task / float64(n), nil
+		sc.Cost /= float64(n)
+		sc.Task /= float64(n)
+		sc.Waste /= float64(n)
+		for r := range sc.Dead {
+			sc.Dead[r] /= float64(n)
+		}
+		return sc, nil
 	}
 }
 

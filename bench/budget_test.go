@@ -79,18 +79,18 @@ func TestBudgetSearch(t *testing.T) {
 	}
 	// A made-up response: recall peaks when the first region holds 50%,
 	// and every share point costs money.
-	eval := func(_ context.Context, b map[string]string) (float64, float64, float64, error) {
+	eval := func(_ context.Context, b map[string]string) (BudgetScore, error) {
 		var shares []float64
 		for _, r := range regions {
 			v, err := ParseShare(b[r])
 			if err != nil {
-				return 0, 0, 0, err
+				return BudgetScore{}, err
 			}
 			shares = append(shares, v)
 		}
 		recall := 100 - math.Abs(shares[0]-50) - math.Abs(shares[1]-10)/4
 		cost := 0.01 * (shares[0] + shares[1])
-		return recall, cost, 100, nil
+		return BudgetScore{Recall: recall, Cost: cost, Task: 100}, nil
 	}
 	var seen int
 	s := &BudgetSearch{Blueprint: bp, Window: 200000, Regions: regions, Eval: eval, CeilingUSD: 1,
@@ -140,4 +140,46 @@ func FuzzRewriteBudgets(f *testing.F) {
 			t.Fatalf("line count changed:\n%q\n%q", src, out)
 		}
 	})
+}
+
+// SimEvaluator's score is the mean over its cells of what each run
+// measured, dead tokens by region included.
+func TestSimEvaluator(t *testing.T) {
+	src, _ := coderBlueprint(t)
+	cells := []Cell{
+		{Workload: "coder", Model: "claude-sonnet-5.5", WindowTokens: 32000, Seed: 1},
+		{Workload: "needle", Model: "claude-sonnet-5.5", WindowTokens: 16000, Seed: 2},
+	}
+	got, err := SimEvaluator(src, "", cells)(context.Background(), map[string]string{"codebase": "25%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want BudgetScore
+	want.Dead = map[string]float64{}
+	for _, c := range cells {
+		c.Policy = "regions:coder"
+		res, err := Simulate(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Recall += res.Metrics["fact_recall_pct"] / 2
+		want.Cost += res.Metrics["cost_usd"] / 2
+		want.Task += res.Metrics["task_retained_pct"] / 2
+		want.Waste += res.Metrics["waste_pct"] / 2
+		for _, d := range res.DeadByRegion {
+			want.Dead[d.Region] += float64(d.Tokens) / 2
+		}
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	if !near(got.Recall, want.Recall) || !near(got.Cost, want.Cost) || !near(got.Task, want.Task) || !near(got.Waste, want.Waste) {
+		t.Errorf("score %+v, want %+v", got, want)
+	}
+	if len(got.Dead) != len(want.Dead) || want.Dead["codebase"] == 0 {
+		t.Fatalf("dead tokens %v, want %v", got.Dead, want.Dead)
+	}
+	for r, v := range want.Dead {
+		if !near(got.Dead[r], v) {
+			t.Errorf("dead tokens in %q: %v, want %v", r, got.Dead[r], v)
+		}
+	}
 }

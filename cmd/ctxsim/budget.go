@@ -145,12 +145,17 @@ func cmdBudget(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "%s on %s at %s, evaluated on %s (seeds %s); ceiling $%.4f per run\n",
 		name, prof.Name, bench.FormatWindow(window), strings.Join(wls, ", "), *seedsFlag, res.CeilingUSD)
 	fmt.Fprintf(stdout, "%d layouts evaluated, %d refused by validation\n\n", res.Evaluations, res.Rejected)
-	fmt.Fprintf(stdout, "%-22s %10s %10s\n", "", "before", "after")
-	fmt.Fprintf(stdout, "%-22s %10.1f %10.1f\n", "fact recall (%)", res.Before.Recall, res.After.Recall)
-	fmt.Fprintf(stdout, "%-22s %10.1f %10.1f\n", "task retained (%)", res.Before.Task, res.After.Task)
-	fmt.Fprintf(stdout, "%-22s %10.4f %10.4f\n", "cost (USD per run)", res.Before.Cost, res.After.Cost)
+	fmt.Fprintf(stdout, "%-28s %10s %10s\n", "", "before", "after")
+	fmt.Fprintf(stdout, "%-28s %10.1f %10.1f\n", "fact recall (%)", res.Before.Recall, res.After.Recall)
+	fmt.Fprintf(stdout, "%-28s %10.1f %10.1f\n", "task retained (%)", res.Before.Task, res.After.Task)
+	fmt.Fprintf(stdout, "%-28s %10.4f %10.4f\n", "cost (USD per run)", res.Before.Cost, res.After.Cost)
+	fmt.Fprintf(stdout, "%-28s %10.1f %10.1f\n", "token waste (%)", res.Before.Waste, res.After.Waste)
 	for _, r := range sortedNames(res.After.Shares) {
-		fmt.Fprintf(stdout, "%-22s %9g%% %9g%%\n", r+" budget", res.Before.Shares[r], res.After.Shares[r])
+		fmt.Fprintf(stdout, "%-28s %9g%% %9g%%\n", r+" budget", res.Before.Shares[r], res.After.Shares[r])
+	}
+	// Where the dead tokens sat, per run: what the new budgets left unused.
+	for _, r := range sortedNames(res.After.Shares) {
+		fmt.Fprintf(stdout, "%-28s %10.0f %10.0f\n", r+" dead tokens", res.Before.Dead[r], res.After.Dead[r])
 	}
 	fmt.Fprintln(stdout)
 	if len(out.Lines) == 0 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/bench"
 )
 
 func TestBudgetUsage(t *testing.T) {
@@ -40,13 +42,20 @@ func TestBudgetRun(t *testing.T) {
 	if r.After.Shares["codebase"]+r.After.Shares["conversation"] > r.Before.Shares["codebase"]+r.Before.Shares["conversation"] {
 		t.Errorf("the tuned total grew: %v from %v", r.After.Shares, r.Before.Shares)
 	}
+	// The dead tokens by region are those of the runs: the tuned regions
+	// hold some at 32K, and they are part of the waste.
+	for _, c := range []bench.BudgetCandidate{r.Before, r.After} {
+		if c.Dead["codebase"] <= 0 || c.Dead["conversation"] <= 0 || c.Waste <= 0 || c.Waste > 100 {
+			t.Errorf("candidate %v: waste %v, dead tokens %v", c.Shares, c.Waste, c.Dead)
+		}
+	}
 	for _, l := range out.Lines {
 		if !strings.Contains(l, "budget = ") {
 			t.Errorf("recommended line %q has no budget", l)
 		}
 	}
 	stdout, _, code = runCmd(t, args...)
-	if code != 0 || !strings.Contains(stdout, "fact recall (%)") {
+	if code != 0 || !strings.Contains(stdout, "fact recall (%)") || !strings.Contains(stdout, "token waste (%)") || !strings.Contains(stdout, "conversation dead tokens") {
 		t.Errorf("text output (exit %d):\n%s", code, stdout)
 	}
 }
