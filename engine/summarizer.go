@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/maphash"
 	"math/bits"
 	"slices"
 	"strings"
@@ -64,6 +65,7 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 // summary's own lines are known when it is made, and kept with its entry.
 type sumLine struct {
 	key    string // the trimmed line, for dropping repeats
+	hash   uint64 // lineHash(key, run), so that a set of lines need not hash it again
 	score  int32  // lineScore(key), without the block-start bonus
 	tokens int32  // the tokens of text and its newline
 	cut    int32  // text is key[:cut], with "…" after it when cut < len(key)
@@ -108,7 +110,7 @@ type sumScratch struct {
 // newSumLine scores line (trimmed, not blank) as scanLines keeps it. nl is
 // line with the newline after it, if the content has them so (else ""): a
 // counter other than BytesPerFour counts them without a copy.
-func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter TokenCounter) sumLine {
+func (sc *sumScratch) newSumLine(line, nl string, hash uint64, run, first bool, counter TokenCounter) sumLine {
 	var s int
 	if run {
 		// As lineScore cuts it (without comparing it again): the score
@@ -122,7 +124,7 @@ func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter Token
 	} else {
 		s, sc.lower = lineScore(line, sc.lower)
 	}
-	l := sumLine{key: line, score: int32(s), cut: int32(len(line)), first: first, run: run}
+	l := sumLine{key: line, hash: hash, score: int32(s), cut: int32(len(line)), first: first, run: run}
 	if len(line) > 400 {
 		l.cut = int32(len(truncateUTF8(line, 400)))
 	}
@@ -152,31 +154,70 @@ func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter Token
 // isRun reports whether line is one byte repeated, longer than 8 bytes.
 func isRun(line string) bool { return len(line) > 8 && line[1:] == line[:len(line)-1] }
 
-// seenSet holds the lines seen so far, to drop repeats; run lines (one
-// byte repeated) are kept apart, by byte and length, so that long runs are
-// not hashed.
-type seenSet struct {
-	strs map[string]struct{}
-	runs map[uint64]struct{}
+// lineSeed seeds the hashes of lines; a line's hash is only compared with
+// others of the same process.
+var lineSeed = maphash.MakeSeed()
+
+// lineHash hashes a line for seenSet: a run line (one byte repeated) by its
+// byte and length, so that long runs are not hashed.
+func lineHash(line string, run bool) uint64 {
+	if run {
+		return (uint64(len(line))<<8 | uint64(line[0])) * 0x9E3779B97F4A7C15
+	}
+	return maphash.String(lineSeed, line)
 }
 
-// add records line as seen and reports whether it was new: one map write,
-// not a look-up and then a write (lines can be kilobytes long).
-func (s *seenSet) add(line string, run bool) bool {
-	if run {
-		if s.runs == nil {
-			s.runs = map[uint64]struct{}{}
+// seenSet holds the lines seen so far, to drop repeats: an open-addressing
+// table of lines and their hashes, which lines keep once computed, so that
+// a line folded again is not hashed again (lines can be kilobytes long).
+type seenSet struct {
+	slots []seenSlot // a power of two of them, at most half full
+	used  []int32    // the slots filled, to empty them
+}
+
+type seenSlot struct {
+	key  string
+	hash uint64
+	full bool
+	run  bool
+}
+
+// add records line (with hash lineHash(line, run)) as seen and reports
+// whether it was new.
+func (s *seenSet) add(line string, hash uint64, run bool) bool {
+	if 2*(len(s.used)+1) > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := hash & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if !sl.full {
+			*sl = seenSlot{key: line, hash: hash, full: true, run: run}
+			s.used = append(s.used, int32(i))
+			return true
 		}
-		n := len(s.runs)
-		s.runs[uint64(len(line))<<8|uint64(line[0])] = struct{}{}
-		return len(s.runs) > n
+		// Run lines are equal if their byte and length are.
+		if sl.hash == hash && sl.run == run && len(sl.key) == len(line) && (run && sl.key[0] == line[0] || !run && sl.key == line) {
+			return false
+		}
 	}
-	if s.strs == nil {
-		s.strs = map[string]struct{}{}
+}
+
+// grow doubles the table (at least 64 slots), placing the lines by their
+// hashes again.
+func (s *seenSet) grow() {
+	old := s.slots
+	s.slots = make([]seenSlot, max(2*len(old), 64))
+	mask := uint64(len(s.slots) - 1)
+	for k, j := range s.used {
+		sl := old[j]
+		i := sl.hash & mask
+		for s.slots[i].full {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = sl
+		s.used[k] = int32(i)
 	}
-	n := len(s.strs)
-	s.strs[line] = struct{}{}
-	return len(s.strs) > n
 }
 
 // appendNew appends to out the lines not seen yet, and adds them; a line
@@ -185,7 +226,7 @@ func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
 	first := false
 	for _, l := range lines {
 		first = first || l.first
-		if s.add(l.key, l.run) {
+		if s.add(l.key, l.hash, l.run) {
 			l.first, first = first, false
 			out = append(out, l)
 		}
@@ -195,8 +236,10 @@ func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
 
 // reset empties the set, so that it holds no content between calls.
 func (s *seenSet) reset() {
-	clear(s.strs)
-	clear(s.runs)
+	for _, i := range s.used {
+		s.slots[i] = seenSlot{}
+	}
+	s.used = s.used[:0]
 }
 
 // scanLines appends content's non-blank lines to out, scored, but for those
@@ -220,7 +263,8 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 		// A repeat can never be kept (its first occurrence comes before
 		// it), so it is not scored; it leaves first as it was.
 		run := isRun(line)
-		if !seen.add(line, run) {
+		h := lineHash(line, run)
+		if !seen.add(line, h, run) {
 			continue
 		}
 		nl := ""
@@ -229,7 +273,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 			// the content has the line and its newline.
 			nl = content[end-len(line) : end+1]
 		}
-		out = append(out, sc.newSumLine(line, nl, run, first, counter))
+		out = append(out, sc.newSumLine(line, nl, h, run, first, counter))
 		first = false
 	}
 	return out
@@ -349,8 +393,9 @@ func sortByScore(order []int32, cands []sumLine) []int32 {
 func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCounter) []sumLine {
 	defer sc.seen.reset()
 	lines := make([]sumLine, 0, 1+len(at))
-	sc.seen.add(header, false)
-	lines = append(lines, sc.newSumLine(header, "", false, true, counter))
+	hh := lineHash(header, false)
+	sc.seen.add(header, hh, false)
+	lines = append(lines, sc.newSumLine(header, "", hh, false, true, counter))
 	j := 0
 	for i := range sc.cands {
 		if !sc.keep[i] {
@@ -364,7 +409,7 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 			// taken from s, so that the entry it came from is not kept.
 			// Candidates' keys differ, so it can only repeat the header
 			// or a cut line (which ends with "…").
-			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.run)) {
+			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.hash, c.run)) {
 				l := *c
 				if l.bonus {
 					l.score -= 4
@@ -376,8 +421,9 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 		}
 		text := s[from : from+int(c.cut)+len("…")]
 		run := isRun(text)
-		if sc.seen.add(text, run) {
-			lines = append(lines, sc.newSumLine(text, "", run, false, counter))
+		h := lineHash(text, run)
+		if sc.seen.add(text, h, run) {
+			lines = append(lines, sc.newSumLine(text, "", h, run, false, counter))
 		}
 	}
 	return lines
