@@ -100,7 +100,12 @@ type sumScratch struct {
 	// cut text depends on the byte alone. Counted with the Context's counter,
 	// or the one of the current Summarize call.
 	runCutTokens [256]int32
-	ents         []*entry
+	// The summary line of a cut ASCII run line (the byte 400 times, then
+	// "…") by its byte, but its key: it depends on the byte alone.
+	// Counted with the Context's counter; a Summarize call makes none.
+	cutRuns     [utf8RuneSelf]sumLine
+	cutRunKnown [utf8RuneSelf]bool
+	ents        []*entry
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
@@ -420,6 +425,19 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 			continue
 		}
 		text := s[from : from+int(c.cut)+len("…")]
+		if b := c.key[0]; c.run && b < utf8RuneSelf {
+			m := &sc.cutRuns[b]
+			if !sc.cutRunKnown[b] {
+				*m = sc.newSumLine(text, "", lineHash(text, false), false, false, counter)
+				m.key, sc.cutRunKnown[b] = "", true
+			}
+			if sc.seen.add(text, m.hash, false) {
+				l := *m
+				l.key = text
+				lines = append(lines, l)
+			}
+			continue
+		}
 		run := isRun(text)
 		h := lineHash(text, run)
 		if sc.seen.add(text, h, run) {
