@@ -50,12 +50,10 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	}
 	sc.lines = sc.scanLines(req.Content, counter, &sc.scanSeen, sc.lines[:0])
 	sc.scanSeen.reset()
-	sc.groups = append(sc.groups[:0], sc.lines)
-	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.groups, false)
+	sc.starts = append(sc.starts[:0], 0)
+	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.lines, sc.starts, false)
 	// Emptied so that the buffers hold no content between calls.
 	clear(sc.lines)
-	clear(sc.cands)
-	clear(sc.groups)
 	return s, err
 }
 
@@ -86,12 +84,10 @@ func (l *sumLine) text() string {
 // reuses from one compaction to the next.
 type sumScratch struct {
 	lines  []sumLine
-	spans  []int32 // each entry's lines in lines, or -1: its own
-	groups [][]sumLine
+	starts []int32 // where each entry's lines start in lines
 	// The lines seen: of one content (few), and of all the candidates (a
 	// set apart, as clearing a map costs its capacity).
 	scanSeen, seen seenSet
-	cands          []sumLine
 	order          []int32
 	keep           []bool
 	lower          []byte
@@ -284,34 +280,30 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 	return out
 }
 
-// pick keeps the best lines of the groups (each group is the content of
-// one entry; entries are joined by blank lines; no line is in two) in their
-// order, within the budget: the Extractive summary. If made, it leaves the summary's own
+// pick keeps the best of cands (the lines of entries joined by blank
+// lines, each entry's starting at its starts; no line is in two) in their
+// order, within the budget: the Extractive summary. It adds the block-start
+// bonus to cands' scores. If made, it leaves the summary's own
 // lines, as scanLines would find them, in sc.made.
-func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, groups [][]sumLine, made bool) (string, error) {
+func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, cands []sumLine, starts []int32, made bool) (string, error) {
 	sc.made, sc.madeText = nil, ""
 	header := "[summary of " + region + "]"
 	budget := maxTokens - counter.Count(header+"\n")
 	if budget <= 0 {
 		return "", errors.New("summary budget too small")
 	}
-	cands := sc.cands[:0]
-	firstOfBlock := true
-	for _, g := range groups {
-		firstOfBlock = true // entries are joined by a blank line
-		for _, l := range g {
-			if l.first {
-				firstOfBlock = true
-			}
-			if firstOfBlock {
-				l.score += 4
-				l.bonus = true
-				firstOfBlock = false
-			}
-			cands = append(cands, l)
+	firstOfBlock, g := true, 0
+	for i := range cands {
+		for g < len(starts) && int(starts[g]) == i {
+			firstOfBlock = true // entries are joined by a blank line
+			g++
+		}
+		if l := &cands[i]; l.first || firstOfBlock {
+			l.score += 4
+			l.bonus = true
+			firstOfBlock = false
 		}
 	}
-	sc.cands = cands
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
 	}
@@ -359,7 +351,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 	}
 	s := b.String()
 	if made {
-		sc.made, sc.madeText = sc.summaryLines(s, header, at, counter), s
+		sc.made, sc.madeText = sc.summaryLines(s, header, cands, at, counter), s
 	}
 	return s, nil
 }
@@ -395,18 +387,18 @@ func sortByScore(order []int32, cands []sumLine) []int32 {
 
 // summaryLines are the lines of summary s (its header, then the kept
 // candidates' texts starting at at) as scanLines would scan them.
-func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCounter) []sumLine {
+func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32, counter TokenCounter) []sumLine {
 	defer sc.seen.reset()
 	lines := make([]sumLine, 0, 1+len(at))
 	hh := lineHash(header, false)
 	sc.seen.add(header, hh, false)
 	lines = append(lines, sc.newSumLine(header, "", hh, false, true, counter))
 	j := 0
-	for i := range sc.cands {
+	for i := range cands {
 		if !sc.keep[i] {
 			continue
 		}
-		c := &sc.cands[i]
+		c := &cands[i]
 		from := int(at[j])
 		j++
 		if int(c.cut) == len(c.key) {
