@@ -163,7 +163,10 @@ var lineSeed = maphash.MakeSeed()
 // byte and length, so that long runs are not hashed.
 func lineHash(line string, run bool) uint64 {
 	if run {
-		return (uint64(len(line))<<8 | uint64(line[0])) * 0x9E3779B97F4A7C15
+		// The product's high bits are mixed into the low ones, which place
+		// it in the table.
+		h := (uint64(len(line))<<8 | uint64(line[0])) * 0x9E3779B97F4A7C15
+		return h ^ h>>32
 	}
 	return maphash.String(lineSeed, line)
 }
