@@ -318,31 +318,24 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 	if counter == nil {
 		counter = BytesPerFour{}
 	}
-	buf, spans := sc.lines[:0], sc.spans[:0]
+	buf, starts := sc.lines[:0], sc.starts[:0]
 	for _, e := range entries {
 		if !e.scanned && e.summarised {
 			e.lines, e.scanned = sc.scanLines(e.content, counter, &sc.scanSeen, nil), true
 			sc.scanSeen.reset()
 		}
-		from := len(buf)
+		starts = append(starts, int32(len(buf)))
 		if e.scanned {
 			buf = sc.seen.appendNew(buf, e.lines)
 		} else {
 			buf = sc.scanLines(e.content, counter, &sc.seen, buf)
 		}
 		e.summarised = true
-		spans = append(spans, int32(from), int32(len(buf)))
 	}
 	sc.seen.reset()
-	groups := sc.groups[:0]
-	for i := range entries {
-		groups = append(groups, buf[spans[2*i]:spans[2*i+1]])
-	}
-	s, err := sc.pick(region, maxTokens, counter, groups, true)
+	s, err := sc.pick(region, maxTokens, counter, buf, starts, true)
 	// Emptied so that the buffers hold no content between calls.
-	clear(groups)
 	clear(buf)
-	clear(sc.cands)
-	sc.lines, sc.spans, sc.groups = buf, spans, groups
+	sc.lines, sc.starts = buf, starts
 	return s, err
 }

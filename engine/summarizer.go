@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/maphash"
 	"math/bits"
 	"slices"
 	"strings"
@@ -49,12 +50,10 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	}
 	sc.lines = sc.scanLines(req.Content, counter, &sc.scanSeen, sc.lines[:0])
 	sc.scanSeen.reset()
-	sc.groups = append(sc.groups[:0], sc.lines)
-	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.groups, false)
+	sc.starts = append(sc.starts[:0], 0)
+	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.lines, sc.starts, false)
 	// Emptied so that the buffers hold no content between calls.
 	clear(sc.lines)
-	clear(sc.cands)
-	clear(sc.groups)
 	return s, err
 }
 
@@ -64,6 +63,7 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 // summary's own lines are known when it is made, and kept with its entry.
 type sumLine struct {
 	key    string // the trimmed line, for dropping repeats
+	hash   uint64 // lineHash(key, run), so that a set of lines need not hash it again
 	score  int32  // lineScore(key), without the block-start bonus
 	tokens int32  // the tokens of text and its newline
 	cut    int32  // text is key[:cut], with "…" after it when cut < len(key)
@@ -84,12 +84,10 @@ func (l *sumLine) text() string {
 // reuses from one compaction to the next.
 type sumScratch struct {
 	lines  []sumLine
-	spans  []int32 // each entry's lines in lines, or -1: its own
-	groups [][]sumLine
+	starts []int32 // where each entry's lines start in lines
 	// The lines seen: of one content (few), and of all the candidates (a
 	// set apart, as clearing a map costs its capacity).
 	scanSeen, seen seenSet
-	cands          []sumLine
 	order          []int32
 	keep           []bool
 	lower          []byte
@@ -98,7 +96,12 @@ type sumScratch struct {
 	// cut text depends on the byte alone. Counted with the Context's counter,
 	// or the one of the current Summarize call.
 	runCutTokens [256]int32
-	ents         []*entry
+	// The summary line of a cut ASCII run line (the byte 400 times, then
+	// "…") by its byte, but its key: it depends on the byte alone.
+	// Counted with the Context's counter; a Summarize call makes none.
+	cutRuns     [utf8RuneSelf]sumLine
+	cutRunKnown [utf8RuneSelf]bool
+	ents        []*entry
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
@@ -108,7 +111,7 @@ type sumScratch struct {
 // newSumLine scores line (trimmed, not blank) as scanLines keeps it. nl is
 // line with the newline after it, if the content has them so (else ""): a
 // counter other than BytesPerFour counts them without a copy.
-func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter TokenCounter) sumLine {
+func (sc *sumScratch) newSumLine(line, nl string, hash uint64, run, first bool, counter TokenCounter) sumLine {
 	var s int
 	if run {
 		// As lineScore cuts it (without comparing it again): the score
@@ -122,7 +125,7 @@ func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter Token
 	} else {
 		s, sc.lower = lineScore(line, sc.lower)
 	}
-	l := sumLine{key: line, score: int32(s), cut: int32(len(line)), first: first, run: run}
+	l := sumLine{key: line, hash: hash, score: int32(s), cut: int32(len(line)), first: first, run: run}
 	if len(line) > 400 {
 		l.cut = int32(len(truncateUTF8(line, 400)))
 	}
@@ -152,31 +155,73 @@ func (sc *sumScratch) newSumLine(line, nl string, run, first bool, counter Token
 // isRun reports whether line is one byte repeated, longer than 8 bytes.
 func isRun(line string) bool { return len(line) > 8 && line[1:] == line[:len(line)-1] }
 
-// seenSet holds the lines seen so far, to drop repeats; run lines (one
-// byte repeated) are kept apart, by byte and length, so that long runs are
-// not hashed.
-type seenSet struct {
-	strs map[string]struct{}
-	runs map[uint64]struct{}
+// lineSeed seeds the hashes of lines; a line's hash is only compared with
+// others of the same process.
+var lineSeed = maphash.MakeSeed()
+
+// lineHash hashes a line for seenSet: a run line (one byte repeated) by its
+// byte and length, so that long runs are not hashed.
+func lineHash(line string, run bool) uint64 {
+	if run {
+		// The product's high bits are mixed into the low ones, which place
+		// it in the table.
+		h := (uint64(len(line))<<8 | uint64(line[0])) * 0x9E3779B97F4A7C15
+		return h ^ h>>32
+	}
+	return maphash.String(lineSeed, line)
 }
 
-// add records line as seen and reports whether it was new: one map write,
-// not a look-up and then a write (lines can be kilobytes long).
-func (s *seenSet) add(line string, run bool) bool {
-	if run {
-		if s.runs == nil {
-			s.runs = map[uint64]struct{}{}
+// seenSet holds the lines seen so far, to drop repeats: an open-addressing
+// table of lines and their hashes, which lines keep once computed, so that
+// a line folded again is not hashed again (lines can be kilobytes long).
+type seenSet struct {
+	slots []seenSlot // a power of two of them, at most half full
+	used  []int32    // the slots filled, to empty them
+}
+
+type seenSlot struct {
+	key  string
+	hash uint64
+	full bool
+	run  bool
+}
+
+// add records line (with hash lineHash(line, run)) as seen and reports
+// whether it was new.
+func (s *seenSet) add(line string, hash uint64, run bool) bool {
+	if 2*(len(s.used)+1) > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := hash & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if !sl.full {
+			*sl = seenSlot{key: line, hash: hash, full: true, run: run}
+			s.used = append(s.used, int32(i))
+			return true
 		}
-		n := len(s.runs)
-		s.runs[uint64(len(line))<<8|uint64(line[0])] = struct{}{}
-		return len(s.runs) > n
+		// Run lines are equal if their byte and length are.
+		if sl.hash == hash && sl.run == run && len(sl.key) == len(line) && (run && sl.key[0] == line[0] || !run && sl.key == line) {
+			return false
+		}
 	}
-	if s.strs == nil {
-		s.strs = map[string]struct{}{}
+}
+
+// grow doubles the table (at least 64 slots), placing the lines by their
+// hashes again.
+func (s *seenSet) grow() {
+	old := s.slots
+	s.slots = make([]seenSlot, max(2*len(old), 64))
+	mask := uint64(len(s.slots) - 1)
+	for k, j := range s.used {
+		sl := old[j]
+		i := sl.hash & mask
+		for s.slots[i].full {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = sl
+		s.used[k] = int32(i)
 	}
-	n := len(s.strs)
-	s.strs[line] = struct{}{}
-	return len(s.strs) > n
 }
 
 // appendNew appends to out the lines not seen yet, and adds them; a line
@@ -185,7 +230,7 @@ func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
 	first := false
 	for _, l := range lines {
 		first = first || l.first
-		if s.add(l.key, l.run) {
+		if s.add(l.key, l.hash, l.run) {
 			l.first, first = first, false
 			out = append(out, l)
 		}
@@ -195,8 +240,10 @@ func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
 
 // reset empties the set, so that it holds no content between calls.
 func (s *seenSet) reset() {
-	clear(s.strs)
-	clear(s.runs)
+	for _, i := range s.used {
+		s.slots[i] = seenSlot{}
+	}
+	s.used = s.used[:0]
 }
 
 // scanLines appends content's non-blank lines to out, scored, but for those
@@ -220,7 +267,8 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 		// A repeat can never be kept (its first occurrence comes before
 		// it), so it is not scored; it leaves first as it was.
 		run := isRun(line)
-		if !seen.add(line, run) {
+		h := lineHash(line, run)
+		if !seen.add(line, h, run) {
 			continue
 		}
 		nl := ""
@@ -229,40 +277,36 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 			// the content has the line and its newline.
 			nl = content[end-len(line) : end+1]
 		}
-		out = append(out, sc.newSumLine(line, nl, run, first, counter))
+		out = append(out, sc.newSumLine(line, nl, h, run, first, counter))
 		first = false
 	}
 	return out
 }
 
-// pick keeps the best lines of the groups (each group is the content of
-// one entry; entries are joined by blank lines; no line is in two) in their
-// order, within the budget: the Extractive summary. If made, it leaves the summary's own
+// pick keeps the best of cands (the lines of entries joined by blank
+// lines, each entry's starting at its starts; no line is in two) in their
+// order, within the budget: the Extractive summary. It adds the block-start
+// bonus to cands' scores. If made, it leaves the summary's own
 // lines, as scanLines would find them, in sc.made.
-func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, groups [][]sumLine, made bool) (string, error) {
+func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, cands []sumLine, starts []int32, made bool) (string, error) {
 	sc.made, sc.madeText = nil, ""
 	header := "[summary of " + region + "]"
 	budget := maxTokens - counter.Count(header+"\n")
 	if budget <= 0 {
 		return "", errors.New("summary budget too small")
 	}
-	cands := sc.cands[:0]
-	firstOfBlock := true
-	for _, g := range groups {
-		firstOfBlock = true // entries are joined by a blank line
-		for _, l := range g {
-			if l.first {
-				firstOfBlock = true
-			}
-			if firstOfBlock {
-				l.score += 4
-				l.bonus = true
-				firstOfBlock = false
-			}
-			cands = append(cands, l)
+	firstOfBlock, g := true, 0
+	for i := range cands {
+		for g < len(starts) && int(starts[g]) == i {
+			firstOfBlock = true // entries are joined by a blank line
+			g++
+		}
+		if l := &cands[i]; l.first || firstOfBlock {
+			l.score += 4
+			l.bonus = true
+			firstOfBlock = false
 		}
 	}
-	sc.cands = cands
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
 	}
@@ -310,7 +354,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, g
 	}
 	s := b.String()
 	if made {
-		sc.made, sc.madeText = sc.summaryLines(s, header, at, counter), s
+		sc.made, sc.madeText = sc.summaryLines(s, header, cands, at, counter), s
 	}
 	return s, nil
 }
@@ -346,17 +390,18 @@ func sortByScore(order []int32, cands []sumLine) []int32 {
 
 // summaryLines are the lines of summary s (its header, then the kept
 // candidates' texts starting at at) as scanLines would scan them.
-func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCounter) []sumLine {
+func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32, counter TokenCounter) []sumLine {
 	defer sc.seen.reset()
 	lines := make([]sumLine, 0, 1+len(at))
-	sc.seen.add(header, false)
-	lines = append(lines, sc.newSumLine(header, "", false, true, counter))
+	hh := lineHash(header, false)
+	sc.seen.add(header, hh, false)
+	lines = append(lines, sc.newSumLine(header, "", hh, false, true, counter))
 	j := 0
-	for i := range sc.cands {
+	for i := range cands {
 		if !sc.keep[i] {
 			continue
 		}
-		c := &sc.cands[i]
+		c := &cands[i]
 		from := int(at[j])
 		j++
 		if int(c.cut) == len(c.key) {
@@ -364,7 +409,7 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 			// taken from s, so that the entry it came from is not kept.
 			// Candidates' keys differ, so it can only repeat the header
 			// or a cut line (which ends with "…").
-			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.run)) {
+			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.hash, c.run)) {
 				l := *c
 				if l.bonus {
 					l.score -= 4
@@ -375,9 +420,23 @@ func (sc *sumScratch) summaryLines(s, header string, at []int32, counter TokenCo
 			continue
 		}
 		text := s[from : from+int(c.cut)+len("…")]
+		if b := c.key[0]; c.run && b < utf8RuneSelf {
+			m := &sc.cutRuns[b]
+			if !sc.cutRunKnown[b] {
+				*m = sc.newSumLine(text, "", lineHash(text, false), false, false, counter)
+				m.key, sc.cutRunKnown[b] = "", true
+			}
+			if sc.seen.add(text, m.hash, false) {
+				l := *m
+				l.key = text
+				lines = append(lines, l)
+			}
+			continue
+		}
 		run := isRun(text)
-		if sc.seen.add(text, run) {
-			lines = append(lines, sc.newSumLine(text, "", run, false, counter))
+		h := lineHash(text, run)
+		if sc.seen.add(text, h, run) {
+			lines = append(lines, sc.newSumLine(text, "", h, run, false, counter))
 		}
 	}
 	return lines
