@@ -103,6 +103,7 @@ type Context struct {
 	callBuf    []ToolCall
 	callTokBuf []int
 	pointers   strings.Builder // the slab of wholePointer
+	free       []*entry        // entries let go of, for newEntry to reuse
 }
 
 // The runtime's infra regions (ENGINE.md §1.9).
