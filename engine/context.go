@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -89,6 +90,9 @@ type Context struct {
 	clock   uint64
 	total   int
 	events  []Event
+	// The calls awaiting their result: the newest few in order, the rest
+	// by id (addCall).
+	pending []ToolCall
 	calls   map[string]ToolCall
 	gates   map[string]int
 	iter    int
@@ -380,11 +384,45 @@ func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			e.tokens += t
 			e.callTok[i] = t
-			c.calls[tc.ID] = tc
+			c.addCall(tc)
 		}
 	}
 	c.iter++
 	return c.writeNamed("conversation", e)
+}
+
+// maxPending is how many of the newest calls awaiting their result are
+// listed rather than mapped.
+const maxPending = 8
+
+// addCall records a call awaiting its result. A result most often answers
+// one of the newest calls, so those are listed: a map insert and delete
+// per call cost more than the rest of writing the turn.
+func (c *Context) addCall(tc ToolCall) {
+	c.takeCall(tc.ID) // a repeated id replaces the call it repeats
+	if len(c.pending) == maxPending {
+		c.calls[c.pending[0].ID] = c.pending[0]
+		c.pending = slices.Delete(c.pending, 0, 1)
+	}
+	c.pending = append(c.pending, tc)
+}
+
+// takeCall returns and forgets the call awaiting id's result (the zero
+// call if none is).
+func (c *Context) takeCall(id string) ToolCall {
+	for i := len(c.pending) - 1; i >= 0; i-- {
+		if c.pending[i].ID == id {
+			tc := c.pending[i]
+			c.pending = slices.Delete(c.pending, i, i+1)
+			return tc
+		}
+	}
+	if len(c.calls) == 0 {
+		return ToolCall{}
+	}
+	tc := c.calls[id]
+	delete(c.calls, id)
+	return tc
 }
 
 // AddNudge records a "[System] …" runtime nudge in the conversation.
