@@ -193,6 +193,20 @@ type rendered struct {
 	// window's entries leave in about the order they came).
 	msgSlab   []Message
 	blockSlab []Block
+	// Messages of entries that left, in the order they left, from
+	// retiredAt on, with the assembler's count then; now is its count at
+	// this render.
+	retired   []retiredMsg
+	retiredAt int
+	now       uint64
+}
+
+// maxRetired caps a window's retired messages.
+const maxRetired = 256
+
+type retiredMsg struct {
+	m  *Message
+	at uint64
 }
 
 // msgInfo sums a sliding window's messages up to and including one, so
@@ -270,6 +284,7 @@ type assembler struct {
 	reqSlab                 []Request // what is left of the slab requests are cut from
 	stableChanges           map[string]int
 	uses, results           map[string]bool // finishMessages' tool call ids
+	count                   uint64          // calls of Assemble
 }
 
 const (
@@ -282,8 +297,9 @@ const (
 // hint, and every sliding_window region as messages. Only regions that
 // changed since the last call are rendered again.
 func (c *Context) Assemble() *Request {
-	c.maybeEvict()
 	a := &c.asm
+	a.count++
+	c.maybeEvict()
 	relist := a.orderChanged || !a.listed
 	if relist {
 		a.listRegions(c.regions)
@@ -1272,7 +1288,7 @@ func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) 
 // results merge into it) and the new ones are built.
 func (c *Context) renderMessages(r *region, dirty int) []Message {
 	rd := &r.rend
-	rd.dropped = 0
+	rd.dropped, rd.now = 0, c.asm.count
 	if dirty == 0 && r.shifted > 0 {
 		dirty = dropShiftedMessages(r)
 	}
@@ -1461,9 +1477,19 @@ func (a *rendered) oneBlockMessage(role Role, b Block) *Message {
 	return m
 }
 
-// newMessage returns an entry's message with room for n blocks, cut from
-// slabs: an allocation or two per message were a quarter of a run's.
+// newMessage returns an entry's message with room for n blocks: a retired
+// one with that room, or one cut from slabs (an allocation or two per
+// message were a quarter of a run's).
 func (a *rendered) newMessage(role Role, n int) *Message {
+	for a.retiredAt < len(a.retired) && a.retired[a.retiredAt].at+2 <= a.now {
+		m := a.retired[a.retiredAt].m
+		a.retired[a.retiredAt] = retiredMsg{}
+		a.retiredAt++
+		if cap(m.Blocks) == n {
+			m.Role, m.Blocks, m.Breakpoint = role, m.Blocks[:0], false
+			return m
+		}
+	}
 	const slab = 64
 	if len(a.msgSlab) == 0 {
 		a.msgSlab = make([]Message, slab)
@@ -1475,6 +1501,25 @@ func (a *rendered) newMessage(role Role, n int) *Message {
 	m.Role, m.Blocks = role, a.blockSlab[:0:n]
 	a.msgSlab, a.blockSlab = a.msgSlab[1:], a.blockSlab[n:]
 	return m
+}
+
+// retire takes the message of an entry that left the window at the
+// assembler's count now, for newMessage to reuse from the next-but-one
+// Assemble on, when no request it is in is valid any longer.
+func (a *rendered) retire(m *Message, now uint64) {
+	if len(a.retired)-a.retiredAt >= maxRetired {
+		// Not assembled for a while: the oldest is left to the GC.
+		a.retired[a.retiredAt] = retiredMsg{}
+		a.retiredAt++
+	}
+	if a.retiredAt == len(a.retired) {
+		a.retired, a.retiredAt = a.retired[:0], 0
+	} else if len(a.retired) == cap(a.retired) && a.retiredAt > 0 {
+		n := copy(a.retired, a.retired[a.retiredAt:])
+		clear(a.retired[n:])
+		a.retired, a.retiredAt = a.retired[:n], 0
+	}
+	a.retired = append(a.retired, retiredMsg{m, now})
 }
 
 // renderCustom runs a custom region's render hook on every assembly; a

@@ -350,6 +350,9 @@ func (c *Context) evictOldest(r *region, why string) {
 	c.free = append(c.free, r.entries[:n]...)
 	t := r.dropRange(0, n)
 	for _, e := range c.free[k:] {
+		if e.msg != nil {
+			r.rend.retire(e.msg, c.asm.count)
+		}
 		*e = entry{}
 	}
 	c.total -= t
