@@ -314,43 +314,18 @@ func (c *Context) Assemble() *Request {
 	sameSys, sameMsgs, dropMsgs := len(a.system), len(a.msgs), 0
 	var preamble []Message
 	if sysDirty {
-		var groups []sysGroup
-		n := 0
+		var blocks []Block
+		lead := 0
 		if !relist && !hasCustom && !many && a.system != nil && c.renderChanged(changed) {
-			groups, n = a.lastGroups()
+			blocks, lead = a.keptLayout()
 		} else {
-			groups, n, preamble = c.sortGroups()
-		}
-		// lead counts the leading blocks that are as at the last build:
-		// those of regions in the same place that kept them.
-		// The spare buffer holds the build before last, of which the first
-		// spareLead blocks were as at the last build: those of them that
-		// are still so are left as they are, but for the fields
-		// finishSystem sets.
-		lead, leading := 0, true
-		spareLead := a.sysLead
-		if cap(a.spareSys) < n {
-			spareLead = 0
-		}
-		layout := a.spareLayout[:0]
-		blocks := slices.Grow(a.spareSys[:0], n)
-		for i, g := range groups {
-			g.r.rend.sysKept = len(g.blocks) // until rendered again
-			same := 0
-			if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
-				same = min(g.kept, len(g.blocks), a.layout[i].n)
-				leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
-			}
-			blocks = appendBlocks(blocks, g.blocks, min(same, max(spareLead-lead, 0)))
-			lead += same
-			layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
+			groups, n, pre := c.sortGroups()
+			preamble = pre
+			blocks, lead = a.newLayout(groups, n)
 		}
 		a.sysLead = lead
-		a.layout, a.spareLayout = layout, a.layout
-		clear(groups) // holds no blocks between requests
-		a.groups = groups
-		if old := a.spareSys; len(old) > n {
-			clear(old[n:]) // holds no stale text
+		if old := a.spareSys; len(old) > len(blocks) {
+			clear(old[len(blocks):]) // holds no stale text
 		}
 		c.watchStable(a.system, blocks)
 		a.spareSys = a.system
@@ -522,17 +497,71 @@ func (c *Context) renderChanged(changed []*region) bool {
 	return ok
 }
 
-// lastGroups lists the groups of the last build, in its order, with their
-// regions' blocks now and the blocks' count.
-func (a *assembler) lastGroups() ([]sysGroup, int) {
-	groups := a.groups[:0]
+// The system blocks are built in the spare buffer, which holds the build
+// before last, of which the first sysLead blocks were as at the last
+// build: those of them that are still so are left as they are, but for the
+// fields finishSystem sets. Each build returns its blocks and lead, the
+// leading blocks that are as at the last build: those of regions in the
+// same place that kept them.
+
+// sysBuffer is the spare buffer with room for n blocks, and how many of
+// its leading blocks hold the last build's.
+func (a *assembler) sysBuffer(n int) ([]Block, int) {
+	spareLead := a.sysLead
+	if cap(a.spareSys) < n {
+		spareLead = 0
+	}
+	return slices.Grow(a.spareSys[:0], n), spareLead
+}
+
+// keptLayout builds the system blocks in the last build's layout, which
+// every region keeps (renderChanged said so): its slots' counts are updated
+// in place, with no groups listed.
+func (a *assembler) keptLayout() ([]Block, int) {
 	n := 0
 	for _, s := range a.layout {
-		bs := s.r.rend.blocks
-		groups = append(groups, sysGroup{s.tier, s.prio, bs, s.r, s.r.rend.sysKept})
-		n += len(bs)
+		n += len(s.r.rend.blocks)
 	}
-	return groups, n
+	blocks, spareLead := a.sysBuffer(n)
+	lead, leading := 0, true
+	for i := range a.layout {
+		s := &a.layout[i]
+		rd := &s.r.rend
+		bs, kept := rd.blocks, rd.sysKept
+		rd.sysKept = len(bs) // until rendered again
+		same := 0
+		if leading {
+			same = min(kept, len(bs), s.n)
+			leading = kept == len(bs) && kept == s.n
+		}
+		blocks = appendBlocks(blocks, bs, min(same, max(spareLead-lead, 0)))
+		lead += same
+		s.n = len(bs)
+	}
+	return blocks, lead
+}
+
+// newLayout builds the n system blocks of groups, in their order, which
+// becomes the layout.
+func (a *assembler) newLayout(groups []sysGroup, n int) ([]Block, int) {
+	blocks, spareLead := a.sysBuffer(n)
+	lead, leading := 0, true
+	layout := a.spareLayout[:0]
+	for i, g := range groups {
+		g.r.rend.sysKept = len(g.blocks) // until rendered again
+		same := 0
+		if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
+			same = min(g.kept, len(g.blocks), a.layout[i].n)
+			leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
+		}
+		blocks = appendBlocks(blocks, g.blocks, min(same, max(spareLead-lead, 0)))
+		lead += same
+		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
+	}
+	a.layout, a.spareLayout = layout, a.layout
+	clear(groups) // holds no blocks between requests
+	a.groups = groups
+	return blocks, lead
 }
 
 // sameBlocks is how many leading blocks of next equal prev's (as
