@@ -86,6 +86,7 @@ type Context struct {
 	sum     Summarizer
 	regions []*region
 	byName  map[string]*region
+	conv    *region // the conversation
 	stage   *StageDef
 	clock   uint64
 	total   int
@@ -165,6 +166,9 @@ func New(b *Blueprint, opt Options) (*Context, error) {
 			c.addRegion(d, true)
 		}
 	}
+	// Every window has it, and keeps it (a stage layout that declares it
+	// takes it over).
+	c.conv = c.byName["conversation"]
 	if c.byName[StageInstructions] == nil && b.anyPrompt() && !opt.LegacyStageInstructions {
 		d := newRegionDef(StageInstructions, KindPinned, b.autoStageInstrTokens(opt.Window))
 		c.addRegion(d, true)
@@ -364,7 +368,7 @@ func (c *Context) CheckInvariants() error {
 
 // AddUser records a user message in the conversation.
 func (c *Context) AddUser(text string) error {
-	return c.writeNamed("conversation", c.newEntry(EntryUser, text))
+	return c.write(c.conv, c.newEntry(EntryUser, text))
 }
 
 // AddAssistant records an assistant turn, with its tool calls, in the
@@ -388,7 +392,7 @@ func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 		}
 	}
 	c.iter++
-	return c.writeNamed("conversation", e)
+	return c.write(c.conv, e)
 }
 
 // maxPending is how many of the newest calls awaiting their result are
@@ -427,7 +431,7 @@ func (c *Context) takeCall(id string) ToolCall {
 
 // AddNudge records a "[System] …" runtime nudge in the conversation.
 func (c *Context) AddNudge(text string) error {
-	return c.writeNamed("conversation", c.newEntry(EntryText, "[System] "+text))
+	return c.write(c.conv, c.newEntry(EntryText, "[System] "+text))
 }
 
 // Write appends text to a region as the runtime would (seeds, inbox).
@@ -588,7 +592,7 @@ func (c *Context) EnterStage(name string) error {
 	target, _ := c.bp.stageInstrTarget(defs, c.opt.Window, legacy)
 	tr := c.byName[target]
 	if tr == nil {
-		tr = c.byName["conversation"]
+		tr = c.conv
 	}
 	if tr.name == StageInstructions {
 		if len(tr.entries) > 0 {

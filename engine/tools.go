@@ -167,7 +167,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	routed.Pointer = ptr
 	pe := c.newEntry(EntryToolResult, ptr)
 	pe.callID, pe.tool, pe.isError = tr.CallID, tool, tr.IsError
-	if _, err := c.ladder(c.byName["conversation"], pe); err != nil {
+	if _, err := c.ladder(c.conv, pe); err != nil {
 		return routed, err
 	}
 	return routed, nil
