@@ -95,10 +95,10 @@ func (m Message) Tokens() int {
 	return t
 }
 
-// Request is an assembled request. Its System and Messages slices are the
-// assembler's and are valid until the next-but-one call of Assemble (they
-// are reused then): read them before, or Clone to keep. Consecutive
-// requests may share slices and text.
+// Request is an assembled request. It and its System and Messages slices
+// are the assembler's and are valid until the next-but-one call of
+// Assemble (they are reused then): read them before, or Clone to keep.
+// Consecutive requests may share slices and text.
 type Request struct {
 	System       []Block
 	Messages     []Message
@@ -280,8 +280,8 @@ type assembler struct {
 	wins, spareWins         []*region
 	lead, msgsOK, spareOK   int
 	msgsMarked, spareMarked int
-	begin, cont             Message   // finishing's "Begin." and "Continue."
-	reqSlab                 []Request // what is left of the slab requests are cut from
+	begin, cont             Message     // finishing's "Begin." and "Continue."
+	reqs                    *[3]Request // handed out in turn
 	stableChanges           map[string]int
 	uses, results           map[string]bool // finishMessages' tool call ids
 	count                   uint64          // calls of Assemble
@@ -431,12 +431,11 @@ func (c *Context) Assemble() *Request {
 	}
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
-	// Requests are cut from a slab, each slot handed out once.
-	if len(a.reqSlab) == 0 {
-		a.reqSlab = make([]Request, 32)
+	// A request is valid until the next-but-one Assemble: three serve.
+	if a.reqs == nil {
+		a.reqs = new([3]Request)
 	}
-	req := &a.reqSlab[0]
-	a.reqSlab = a.reqSlab[1:]
+	req := &a.reqs[a.count%uint64(len(a.reqs))]
 	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
 		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
 	return req

@@ -91,6 +91,7 @@ type Context struct {
 	clock   uint64
 	total   int
 	events  []Event
+	drained []Event // the array the last Drain handed out
 	// The calls awaiting their result: the newest few in order, the rest
 	// by id (addCall).
 	pending []ToolCall
@@ -232,11 +233,6 @@ func (c *Context) compileScripts() error {
 }
 
 func (c *Context) emit(e Event) {
-	if len(c.events) == cap(c.events) {
-		// Drain hands out the events before the spare capacity, which the
-		// next ones fill: one array serves many Drains.
-		c.events = append(make([]Event, 0, max(2*len(c.events), 64)), c.events...)
-	}
 	c.events = append(c.events, e)
 }
 
@@ -275,15 +271,18 @@ func (c *Context) ObserveUsage(estimatedTokens, reportedTokens int) {
 // Shortfall is the calibration gap ObserveUsage has recorded.
 func (c *Context) Shortfall() int { return c.shortfall }
 
-// Drain returns the engine events since the last Drain.
+// Drain returns the engine events since the last Drain. They are the
+// Context's and valid until the next Drain, which reuses their array: read
+// them before, or copy them to keep.
 func (c *Context) Drain() []Event {
 	n := len(c.events)
 	if n == 0 {
 		return nil
 	}
-	out := c.events[:n:n]
-	c.events = c.events[n:]
-	return out
+	out := c.events
+	clear(c.drained)
+	c.events, c.drained = c.drained[:0], out
+	return out[:n:n]
 }
 
 // Tokens is the current total over every region, hidden ones included.
