@@ -67,6 +67,7 @@ type region struct {
 	max       int
 	threshold int
 	entries   []*entry
+	store     []*entry // an array of ours that entries may be a window of
 	tokens    int
 	hidden    bool
 	infra     bool
@@ -214,7 +215,19 @@ func (r *region) clearAll() int {
 
 func (r *region) appendEntry(e *entry) {
 	r.lastStamp = max(r.lastStamp, e.stamp)
-	r.entries = append(r.entries, e)
+	if n := len(r.entries); n == cap(r.entries) && 2*n <= cap(r.store) {
+		// The oldest entries left from the front of the array: the rest
+		// move down to its start rather than into a bigger one.
+		copy(r.store[:n], r.entries)
+		clear(r.store[n:cap(r.store)])
+		r.entries = r.store[:n]
+	}
+	if len(r.entries) == cap(r.entries) {
+		r.entries = append(r.entries, e)
+		r.store = r.entries
+	} else {
+		r.entries = append(r.entries, e)
+	}
 	r.tokens += e.tokens
 	r.touch(len(r.entries) - 1)
 }
