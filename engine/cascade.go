@@ -66,7 +66,7 @@ func (c *Context) compact(r *region, why string) bool {
 	}
 	gone := r.entries
 	c.total -= r.clearAll()
-	c.release(gone)
+	c.release(r, gone)
 	se := c.summaryEntry(sum)
 	if h != nil {
 		c.appendHistory(h, se)

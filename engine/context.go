@@ -108,6 +108,7 @@ type Context struct {
 	// Unused room for assistant turns' calls and call tokens.
 	callBuf    []ToolCall
 	callTokBuf []int
+	callRooms  []callRoom      // of turns that left, for AddAssistant to reuse
 	pointers   strings.Builder // the slab of wholePointer
 	free       []*entry        // entries let go of, for newEntry to reuse
 }
@@ -375,13 +376,21 @@ func (c *Context) AddUser(text string) error {
 func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 	e := c.newEntry(EntryAssistant, text)
 	if n := len(calls); n > 0 {
-		// The calls and their tokens are cut from arrays shared by many
-		// turns: two allocations fewer a turn.
-		if len(c.callBuf) < n {
-			c.callBuf, c.callTokBuf = make([]ToolCall, max(n, 64)), make([]int, max(n, 64))
+		// The calls and their tokens take the room of a turn that left,
+		// or are cut from arrays shared by many turns: two allocations
+		// fewer a turn.
+		if k := len(c.callRooms); k > 0 && cap(c.callRooms[k-1].calls) >= n {
+			room := c.callRooms[k-1]
+			c.callRooms[k-1] = callRoom{}
+			c.callRooms = c.callRooms[:k-1]
+			e.calls, e.callTok = room.calls[:n], room.tok[:n]
+		} else {
+			if len(c.callBuf) < n {
+				c.callBuf, c.callTokBuf = make([]ToolCall, max(n, 64)), make([]int, max(n, 64))
+			}
+			e.calls, c.callBuf = c.callBuf[:n:n], c.callBuf[n:]
+			e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
 		}
-		e.calls, c.callBuf = c.callBuf[:n:n], c.callBuf[n:]
-		e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
 		copy(e.calls, calls)
 		for i, tc := range calls {
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))

@@ -263,13 +263,36 @@ func (c *Context) newEntry(kind EntryKind, content string) *entry {
 	return &entry{content: content, tokens: tokens, kind: kind}
 }
 
-// release hands entries that left their region, and that nothing else
-// holds, to newEntry, emptied so that they keep no content alive.
-func (c *Context) release(gone []*entry) {
+// release hands entries that left r, and that nothing else holds, to
+// newEntry.
+func (c *Context) release(r *region, gone []*entry) {
 	for _, e := range gone {
-		*e = entry{}
+		c.forget(r, e)
 	}
 	c.free = append(c.free, gone...)
+}
+
+// forget empties an entry that left r, so that it keeps no content alive:
+// its message goes to r's window and the room of its calls to AddAssistant,
+// for reuse.
+func (c *Context) forget(r *region, e *entry) {
+	if e.msg != nil {
+		r.rend.retire(e.msg, c.asm.count)
+	}
+	if cap(e.calls) > 0 && len(c.callRooms) < maxCallRooms {
+		clear(e.calls[:cap(e.calls)])
+		c.callRooms = append(c.callRooms, callRoom{e.calls[:0], e.callTok[:0]})
+	}
+	*e = entry{}
+}
+
+// maxCallRooms caps the rooms kept for AddAssistant.
+const maxCallRooms = 64
+
+// callRoom is the room of an assistant turn's calls and their tokens.
+type callRoom struct {
+	calls []ToolCall
+	tok   []int
 }
 
 func (c *Context) stampEntry(e *entry) {
@@ -358,15 +381,12 @@ func (c *Context) evictOldest(r *region, why string) {
 	if n == 0 {
 		return
 	}
-	// Released once dropRange has read them.
+	// Forgotten once dropRange has read them.
 	k := len(c.free)
 	c.free = append(c.free, r.entries[:n]...)
 	t := r.dropRange(0, n)
 	for _, e := range c.free[k:] {
-		if e.msg != nil {
-			r.rend.retire(e.msg, c.asm.count)
-		}
-		*e = entry{}
+		c.forget(r, e)
 	}
 	c.total -= t
 	c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: t, Entries: n, Message: why})
