@@ -65,6 +65,10 @@ func parseRun(s string) (n, size int) {
 	return 0, 0
 }
 
+// FillerAt reads the encoded run s starts with: its length in bytes of
+// filler and its size in s, or 0, 0 if s does not start with one.
+func FillerAt(s string) (n, size int) { return parseRun(s) }
+
 // NextFiller finds the first encoded run in s: where it starts (-1 if
 // none), its length in bytes of filler, and the bytes of its encoding.
 func NextFiller(s string) (at, n, size int) {
@@ -174,6 +178,13 @@ func withFiller(s string, n int) string {
 // cutRunChars is cutChars for s holding runs: its first n characters, and
 // whether that is less than s.
 func cutRunChars(s string, n int) (string, bool) {
+	cut, tail, more := cutRunCharsAt(s, n)
+	return withFiller(s[:cut], tail), more
+}
+
+// cutRunCharsAt is where cutRunChars cuts s: s[:cut], then tail bytes of
+// filler if the cut falls in a run.
+func cutRunCharsAt(s string, n int) (cut, tail int, more bool) {
 	for at := 0; ; {
 		i, k, size := NextFiller(s[at:])
 		end := len(s)
@@ -182,15 +193,15 @@ func cutRunChars(s string, n int) (string, bool) {
 		}
 		for pos := range s[at:end] {
 			if n == 0 {
-				return s[:at+pos], true
+				return at + pos, 0, true
 			}
 			n--
 		}
 		if i < 0 {
-			return s, false
+			return len(s), 0, false
 		}
 		if n < k {
-			return withFiller(s[:end], n), true
+			return end, n, true
 		}
 		n -= k
 		at = end + size

@@ -391,7 +391,8 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			b.WriteString(c.key[:c.cut])
 			if int(c.cut) < len(c.key) {
 				if n := c.tail(); n > 0 {
-					b.Write(AppendFiller(nil, n))
+					var buf [8]byte
+					b.Write(AppendFiller(buf[:0], n))
 				}
 				b.WriteString("…")
 			}

@@ -211,10 +211,12 @@ func (c *Context) wholePointer(tokens int, region, content string) string {
 		p2 = " tokens) is in your context under the '"
 		p3 = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
 	)
-	head, cut := previewHead(content)
+	head, tail, cut := previewParts(content)
+	var run [8]byte
+	filler := AppendFiller(run[:0], tail)
 	var num [20]byte
 	n := strconv.AppendInt(num[:0], int64(tokens), 10)
-	size := len(p1) + len(n) + len(p2) + len(region) + len(p3) + len(head) + len("…]")
+	size := len(p1) + len(n) + len(p2) + len(region) + len(p3) + len(head) + len(filler) + len("…]")
 	sb := &c.pointers
 	if sb.Cap()-sb.Len() < size {
 		*sb = strings.Builder{}
@@ -227,6 +229,7 @@ func (c *Context) wholePointer(tokens int, region, content string) string {
 	sb.WriteString(region)
 	sb.WriteString(p3)
 	sb.WriteString(head)
+	sb.Write(filler)
 	if cut {
 		sb.WriteString("…")
 	}
@@ -240,11 +243,23 @@ const pointerSlabBytes = 8 << 10
 
 // previewHead is previewOf(s) without its "…": s's head, and whether it was cut.
 func previewHead(s string) (string, bool) {
-	if len(s) <= 160 && !HasFiller(s) { // no more characters than bytes
-		return s, false
+	head, tail, cut := previewParts(s)
+	return withFiller(head, tail), cut
+}
+
+// previewParts is previewHead as s's head and the bytes of filler that
+// follow it if the cut falls in a run (written apart: no copy of s's head).
+func previewParts(s string) (head string, tail int, cut bool) {
+	if !HasFiller(s) {
+		if len(s) <= 160 { // no more characters than bytes
+			return s, 0, false
+		}
+		// Walk at most 160 characters, not the whole result.
+		head, cut = cutChars(s, 160)
+		return head, 0, cut
 	}
-	// Walk at most 160 characters, not the whole result.
-	return cutChars(s, 160)
+	k, tail, cut := cutRunCharsAt(s, 160)
+	return s[:k], tail, cut
 }
 
 func previewOf(s string) string {

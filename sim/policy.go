@@ -542,14 +542,7 @@ func (s *signer) add(text string, pos, end int) {
 	if s.plain += end - pos; s.plain > sigMaxBytes {
 		return
 	}
-	w := gramWriter[*gramSig]{g: &s.sig}
-	if pos > 0 {
-		w.a, w.b, w.n = fillerByte[0], fillerByte[0], 2
-	}
-	w.write(text[pos:end])
-	if end < len(text) {
-		w.write(fillerMark[:3])
-	}
+	s.sig.addSpan(text[pos:end], pos > 0, end < len(text))
 }
 
 // countSigned is countText that also computes the signature signText would

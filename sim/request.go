@@ -145,6 +145,32 @@ func (w *gramWriter[S]) write(s string) {
 	}
 }
 
+// addSpan adds the trigrams of seg with "~~" before it if a run of filler
+// precedes it, and "~~~" after it if one follows (the trigrams of the text
+// written out); not generic, so that a signature on the stack stays there.
+func (g *gramSig) addSpan(seg string, after, before bool) {
+	var buf [8]byte
+	if len(seg) < 2 {
+		b := buf[:0]
+		if after {
+			b = append(b, "~~"...)
+		}
+		b = append(b, seg...)
+		if before {
+			b = append(b, "~~~"...)
+		}
+		g.add(string(b))
+		return
+	}
+	if after {
+		g.add(string(append(append(buf[:0], "~~"...), seg[:2]...)))
+	}
+	g.add(seg)
+	if before {
+		g.add(string(append(append(buf[:0], seg[len(seg)-2:]...), "~~~"...)))
+	}
+}
+
 func (g *gramSig) add3(a, b, c byte) {
 	k := gram(a, b, c)
 	g[k>>6] |= 1 << (k & 63)

@@ -932,17 +932,21 @@ func commonPrefixRuns(a, b string) (i, extra int) {
 }
 
 // encodedRunAt is where the encoded run of s that i falls in (or starts at)
-// starts, or -1.
+// starts, or -1: found from the last mark at or before i.
 func encodedRunAt(s string, i int) int {
-	for pos := 0; pos <= i; {
-		at, _, size := engine.NextFiller(s[pos:])
-		if at < 0 || pos+at > i {
-			return -1
+	const mark = 0xFF
+	r := strings.LastIndexByte(s[:min(i+1, len(s))], mark)
+	if r < 0 {
+		return -1
+	}
+	if _, size := engine.FillerAt(s[r:]); size > 0 {
+		return r // the mark opens a run: i is in it
+	}
+	// The mark may close a run that i is at the end of.
+	if o := strings.LastIndexByte(s[:r], mark); o >= 0 {
+		if _, size := engine.FillerAt(s[o:]); size > 0 && o+size == r+1 && i == r {
+			return o
 		}
-		if at += pos; i < at+size {
-			return at
-		}
-		pos = at + size
 	}
 	return -1
 }
@@ -964,7 +968,10 @@ func fillerAt(s string, i int) int {
 // out and more.
 func extendsText(old, text string) bool {
 	if len(text) > len(old) && commonPrefix(old, text) == len(old) {
-		return true // but a run of filler at old's end cannot go on in text
+		return true
+	}
+	if old == "" || old[len(old)-1] != 0xFF {
+		return false // only a run of filler at old's end can go on in text
 	}
 	i, extra := commonPrefixRuns(old, text)
 	n := engine.TextLen(old)
