@@ -49,7 +49,7 @@ func parseRun(s string) (n, size int) {
 	if len(s) < 3 || s[0] != runMark || s[1] == 0x80 {
 		return 0, 0
 	}
-	for i := 1; i < len(s) && i <= 6; i++ {
+	for i := 1; i < len(s) && i <= 11; i++ { // up to 10 digits: n < 1<<60
 		c := s[i]
 		if c == runMark {
 			if i == 1 || n < MinFillerRun {

@@ -389,3 +389,12 @@ func (wordCounter) Count(text string) int {
 	x := ExpandFiller(text)
 	return len(strings.Fields(x)) + len(x)/7
 }
+
+func TestFillerLong(t *testing.T) {
+	for _, n := range []int{1<<30 - 1, 1 << 30, 1<<36 + 5, 1<<60 - 1} {
+		enc := string(AppendFiller(nil, n))
+		if k, size := FillerAt(enc); k != n || size != len(enc) {
+			t.Errorf("run of %d: reads %d, %d", n, k, size)
+		}
+	}
+}
