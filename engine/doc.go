@@ -54,8 +54,9 @@
 // made canonical (longer runs written out are encoded), so equal content
 // hashes alike; lengths, cuts, previews, token counts (BytesPerFour) and
 // summaries are those of the text written out, at a cost per run, not per
-// byte. Requests carry the encoding; ExpandFiller writes it out, as the HTTP
-// summariser, scripts, context_read and RegionText receive it.
+// byte. Requests carry the encoding; ExpandFiller writes it out, as
+// summarisers other than Extractive, scripts, context_read and RegionText
+// receive it.
 //
 // The Extractive summariser scores a line once per call; ASCII lines take
 // one allocation-free pass, and its cost is linear in the content. Inside a

@@ -146,6 +146,9 @@ func TestFillerDifferential(t *testing.T) {
 						if seed%2 == 1 {
 							opt.Counter = wordCounter{}
 						}
+						if seed%3 == 2 {
+							opt.Summarizer = writtenOut{t}
+						}
 						c, err := New(bp, opt)
 						if err != nil {
 							t.Skip(err)
@@ -397,4 +400,15 @@ func TestFillerLong(t *testing.T) {
 			t.Errorf("run of %d: reads %d, %d", n, k, size)
 		}
 	}
+}
+
+// writtenOut is the Extractive summariser, checking that it is given
+// content with its runs of filler written out.
+type writtenOut struct{ t *testing.T }
+
+func (w writtenOut) Summarize(req SummaryRequest) (string, error) {
+	if at, _, _ := NextFiller(req.Content); at >= 0 {
+		w.t.Errorf("summariser given an encoded run: %.100q", req.Content)
+	}
+	return Extractive{}.Summarize(req)
 }
