@@ -238,6 +238,9 @@ func (r *region) indexOfKey(key string) int {
 
 // newEntry counts a text entry's tokens once, here.
 func (c *Context) newEntry(kind EntryKind, content string) *entry {
+	if !c.literalRuns {
+		content = canonicalRuns(content)
+	}
 	return &entry{content: content, tokens: c.counter.Count(content), kind: kind}
 }
 

@@ -215,7 +215,7 @@ func (p *regionPolicy) start() bool {
 	// schemas and a base prompt would be: the engine gets the rest of the
 	// window (counted its way, bytes/4).
 	for _, b := range p.sys {
-		opt.Window -= (len(b.Text) + 3) / 4
+		opt.Window -= (engine.TextLen(b.Text) + 3) / 4
 	}
 	if opt.Window <= 0 {
 		p.err = fmt.Errorf("the trace's system prompt (%d tokens) fills the %d-token window", p.opt.Window-opt.Window, p.opt.Window)
@@ -252,22 +252,15 @@ func (p *regionPolicy) check(what string, err error) {
 // content is an event's text, or for elided content a stand-in of the same
 // size that holds the facts verbatim in its middle (so that routing, budgets,
 // truncation and summaries see facts where real content would have them:
-// neither first nor last).
-func content(ev *trace.Event) string {
+// neither first nor last), cut from the policy's arena: made one by one,
+// they were a sixth of a run's allocation.
+func (p *regionPolicy) content(ev *trace.Event) string {
 	if ev.Text != "" || ev.Size == 0 {
 		return ev.Text
 	}
-	return standIn(ev.Size, ev.Facts)
-}
-
-// content is content(ev), with a stand-in that holds facts cut from the
-// policy's arena: made one by one, they were a sixth of a run's allocation.
-func (p *regionPolicy) content(ev *trace.Event) string {
-	if ev.Text != "" || ev.Size == 0 || len(ev.Facts) == 0 {
-		return content(ev)
-	}
-	b := p.standIns.room(standInLen(ev.Size, ev.Facts))
-	return p.standIns.finish(appendStandIn(b, ev.Size, ev.Facts))
+	literal := p.env.literalRuns
+	b := p.standIns.room(standInLen(ev.Size, ev.Facts, literal))
+	return p.standIns.finish(appendStandIn(b, ev.Size, ev.Facts, literal))
 }
 
 // fillerByte pads elided content; countText counts a run of it as bytes, not
@@ -280,18 +273,18 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		if p.ctx != nil {
 			p.warn("system prompt after the first turn: sent ahead of the regions, but the engine's window was set without it")
 		}
-		p.sys = append(p.sys, p.env.newBlock(BlockSystem, ev.ID, content(ev), 0, ev.Facts))
+		p.sys = append(p.sys, p.env.newBlock(BlockSystem, ev.ID, p.content(ev), 0, ev.Facts))
 	case trace.KindTask:
 		if p.ctx == nil && p.task == "" {
-			p.task = content(ev)
+			p.task = p.content(ev)
 			return
 		}
 		if p.start() {
-			p.check("task", p.ctx.AddUser(content(ev)))
+			p.check("task", p.ctx.AddUser(p.content(ev)))
 		}
 	case trace.KindUser:
 		if p.start() {
-			p.check("user", p.ctx.AddUser(content(ev)))
+			p.check("user", p.ctx.AddUser(p.content(ev)))
 		}
 	case trace.KindAssistant:
 		if !p.start() {
@@ -308,7 +301,7 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		}
 		text := ev.Text
 		if text == "" && ev.Size > 0 {
-			text = content(ev)
+			text = p.content(ev)
 		}
 		p.check("assistant", p.ctx.AddAssistant(text, calls))
 	case trace.KindToolResult:
@@ -367,6 +360,9 @@ func blockKey(eb *engine.Block) uint64 {
 func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	kind := BlockRegion
 	text := eb.Text
+	if p.env.literalRuns {
+		text = engine.ExpandFiller(text)
+	}
 	evID, isEvent := "", false
 	switch eb.Type {
 	case engine.BlockToolResult:
@@ -397,8 +393,8 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// What the chunk held before it grew was sent already (re-prefill
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
-		if old := rs.chunk; old != nil && old.sent && len(text) > len(old.Text) && commonPrefix(old.Text, text) == len(old.Text) {
-			b.prior = min(sharedTokens(p.env.tok, len(old.Text), old.Tokens), b.Tokens)
+		if old := rs.chunk; old != nil && old.sent && extendsText(old.Text, text) {
+			b.prior = min(sharedTokens(p.env.tok, engine.TextLen(old.Text), old.Tokens), b.Tokens)
 		}
 		rs.chunk = b
 	} else {

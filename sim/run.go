@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
@@ -83,6 +84,10 @@ type Config struct {
 	// rebuild (tests only) makes the region policy convert every request
 	// in full, without the engine's account of what stayed the same.
 	rebuild bool
+	// literalRuns (tests only) writes the runs of filler of stand-ins out
+	// (the engine encodes them again), and the engine's requests' runs:
+	// the simulator then sees no encoded run.
+	literalRuns bool
 }
 
 // Result is the outcome of one run.
@@ -149,7 +154,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
-		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild}
+		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild, literalRuns: cfg.literalRuns}
 	var fut *future
 	if spec.Name == "clairvoyant" {
 		evs, err := readAll(ctx, src)
@@ -796,7 +801,7 @@ func (m *meter) holdsTask(b *Block) bool {
 	if b.taskState == 0 {
 		b.taskState = 1
 		if (b.Kind == BlockTask && b.Hash == m.taskHash) ||
-			(len(b.Text) >= len(m.taskText) && (b.sigState != 1 || b.sig.covers(&m.taskSig)) && strings.Contains(b.Text, m.taskText)) {
+			(b.Text != "" && (b.sigState != 1 || b.sig.covers(&m.taskSig)) && containsText(b.Text, m.taskText)) {
 			b.taskState = 2
 		}
 	}
@@ -814,7 +819,7 @@ func (m *meter) sign(b *Block, i int) {
 		grown := len(a.Text) >= 2 && len(a.Text) <= len(b.Text) && unsafe.StringData(a.Text) == unsafe.StringData(b.Text)
 		if grown && a.sigState == 1 {
 			b.sig = a.sig
-			signText(&b.sig, b.Text[len(a.Text)-2:], math.MaxInt)
+			signText(&b.sig, b.Text, len(a.Text), math.MaxInt)
 			b.sigState = 1
 			return
 		}
@@ -823,11 +828,11 @@ func (m *meter) sign(b *Block, i int) {
 			b.sigState = 2
 			b.wide = new(wideSig)
 			*b.wide = *a.wide
-			signText(b.wide, b.Text[len(a.Text)-2:], math.MaxInt)
+			signText(b.wide, b.Text, len(a.Text), math.MaxInt)
 			return
 		}
 	}
-	if signText(&b.sig, b.Text, sigMaxBytes) {
+	if signText(&b.sig, b.Text, 0, sigMaxBytes) {
 		b.sigState = 1
 	} else {
 		b.sig, b.sigState = gramSig{}, 2
@@ -844,30 +849,43 @@ func (b *Block) filter() gramSig {
 	return b.sig
 }
 
-// signText adds the trigrams of s to g (a signature or a wide one), hashing
-// at most limit bytes outside runs of filler (a run adds only "~~~" and the
-// trigrams across its ends); it reports false if s has more.
-func signText[S interface{ add(string) }](g S, s string, limit int) bool {
-	pos := 0
-	for {
-		i := strings.Index(s[pos:], fillerMark)
-		if i < 0 {
-			break
-		}
-		i += pos
-		// The trigrams that start before the run, up to its first two bytes.
+// signText adds to g (a signature or a wide one) the trigrams of s that
+// start from two bytes before from on, its runs of filler written out (a run
+// adds only "~~~" and the trigrams across its ends), hashing at most limit
+// bytes outside runs; it reports false if s has more.
+func signText[S gramAdder](g S, s string, from, limit int) bool {
+	w := gramWriter[S]{g: g}
+	w.a, w.b, w.n = before2(s, from)
+	rs := runsOf(s)
+	for pos := from; ; {
+		i, _, size := rs.next(pos)
 		if limit -= i - pos; limit < 0 {
 			return false
 		}
-		g.add(s[max(0, pos-2) : i+2])
-		g.add(fillerMark[:3])
-		pos = i + fillerRun(s[i:])
+		w.write(s[pos:i])
+		if i == len(s) {
+			return true
+		}
+		w.write(fillerMark[:3])
+		pos = i + size
 	}
-	if limit -= len(s) - pos; limit < 0 {
-		return false
+}
+
+// before2 is the last two bytes of s[:from] written out, and how many
+// there are (an encoded run ends with its mark, where filler precedes).
+func before2(s string, from int) (a, b byte, n int) {
+	const mark = 0xFF
+	switch {
+	case from == 0:
+		return 0, 0, 0
+	case s[from-1] == mark:
+		return fillerByte[0], fillerByte[0], 2
+	case from == 1:
+		return 0, s[0], 1
+	case s[from-2] == mark:
+		return fillerByte[0], s[from-1], 2
 	}
-	g.add(s[max(0, pos-2):])
-	return true
+	return s[from-2], s[from-1], 2
 }
 
 // commonTokens is the token length of the common prefix of two differing
@@ -876,15 +894,88 @@ func (m *meter) commonTokens(a, b *Block) int {
 	if a.Text == "" || b.Text == "" {
 		return 0
 	}
-	i := commonPrefix(a.Text, b.Text)
-	if i == 0 {
+	i, extra := commonPrefixRuns(a.Text, b.Text)
+	if i == 0 && extra == 0 {
 		return 0
 	}
-	n := m.env.tok.Count(a.Text[:i])
+	size := engine.TextLen(a.Text[:i]) + extra
+	var n int
+	if bp, ok := m.env.tok.(bytesPer); ok {
+		n = bp.CountBytes(size)
+	} else if extra == 0 && !engine.HasFiller(a.Text[:i]) {
+		n = m.env.tok.Count(a.Text[:i])
+	} else {
+		n = m.env.tok.Count(engine.ExpandFiller(a.Text[:i]) + strings.Repeat(fillerByte, extra))
+	}
 	if i < len(a.Text) || i < len(b.Text) {
-		n = sharedTokens(m.env.tok, i, n)
+		n = sharedTokens(m.env.tok, size, n)
 	}
 	return max(0, min(n, a.Tokens, b.Tokens))
+}
+
+// commonPrefixRuns is the common prefix of a and b, their runs written out:
+// a[:i] and extra bytes of filler, where the two diverge inside runs of
+// filler (encoded, or one written out) that start at i.
+func commonPrefixRuns(a, b string) (i, extra int) {
+	i = commonPrefix(a, b)
+	if i == len(a) && i == len(b) {
+		return i, 0
+	}
+	s := encodedRunAt(a, i)
+	if s < 0 {
+		s = encodedRunAt(b, i)
+	}
+	if s < 0 {
+		return i, 0
+	}
+	return s, min(fillerAt(a, s), fillerAt(b, s))
+}
+
+// encodedRunAt is where the encoded run of s that i falls in (or starts at)
+// starts, or -1: found from the last mark at or before i.
+func encodedRunAt(s string, i int) int {
+	const mark = 0xFF
+	r := strings.LastIndexByte(s[:min(i+1, len(s))], mark)
+	if r < 0 {
+		return -1
+	}
+	if _, size := engine.FillerAt(s[r:]); size > 0 {
+		return r // the mark opens a run: i is in it
+	}
+	// The mark may close a run that i is at the end of.
+	if o := strings.LastIndexByte(s[:r], mark); o >= 0 {
+		if _, size := engine.FillerAt(s[o:]); size > 0 && o+size == r+1 && i == r {
+			return o
+		}
+	}
+	return -1
+}
+
+// fillerAt is the bytes of filler s has at i: an encoded run's, or those
+// written out.
+func fillerAt(s string, i int) int {
+	if at, n, _ := engine.NextFiller(s[i:]); at == 0 {
+		return n
+	}
+	n := 0
+	for i+n < len(s) && s[i+n] == fillerByte[0] {
+		n++
+	}
+	return n
+}
+
+// extendsText reports whether text, its runs written out, is old's written
+// out and more.
+func extendsText(old, text string) bool {
+	if len(text) > len(old) && commonPrefix(old, text) == len(old) {
+		return true
+	}
+	if old == "" || old[len(old)-1] != 0xFF {
+		return false // only a run of filler at old's end can go on in text
+	}
+	i, extra := commonPrefixRuns(old, text)
+	n := engine.TextLen(old)
+	return engine.TextLen(old[:i])+extra == n && engine.TextLen(text) > n
 }
 
 // sharedTokens is how many of the tokens of a text's first size bytes
