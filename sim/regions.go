@@ -426,6 +426,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 
 func (p *regionPolicy) request() *Request {
 	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
+	p.req.same, p.req.kept = 0, false
 	if !p.start() {
 		// The engine could not start (see the warning): the agent still sends
 		// what it always sends, so the request is measured, not left empty.
@@ -507,6 +508,9 @@ func (p *regionPolicy) request() *Request {
 	}
 	p.req.Blocks = append(p.spare[:0], p.sys...)
 	p.req.Blocks = append(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
+	if ns == prevSys {
+		p.req.same = ns + sameSys // the meter need not compare them
+	}
 	k, base, prevBase = prevSys+sameSys, ns, prevSys
 	sysMarks := 0
 	for i := range er.System {
@@ -546,8 +550,10 @@ func (p *regionPolicy) request() *Request {
 			}
 		}
 	}
-	// The request's blocks are the next one's prev, not a copy of them.
+	// The request's blocks are the next one's prev, not a copy of them; the
+	// next is built in the array before, so the meter may keep this one.
 	p.spare, p.prev = p.prev, p.req.Blocks
+	p.req.kept = true
 	if p.env.series {
 		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
 		for _, u := range p.occ {

@@ -656,26 +656,30 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if n > 0 {
 		m.refetch += int64(v.rcum[n-1])
 	}
-	for i := sort.SearchInts(v.cum, use.Read+1); i < n; i++ {
+	start := sort.SearchInts(v.cum, use.Read+1)
+	for i, begin := start, v.tokensThrough(start-1); i < n; i++ {
 		b := blocks[i]
+		end := v.cum[i]
 		if b.Refetched {
+			begin = end
 			continue
 		}
-		end := v.cum[i]
 		if !b.sent {
 			// New content; a grown chunk's previous version was sent before.
 			if b.prior == 0 {
+				begin = end
 				continue
 			}
-			end = v.tokensThrough(i-1) + b.prior
+			end = begin + b.prior
 		}
-		part := int64(end - max(use.Read, v.tokensThrough(i-1)))
+		part := int64(end - max(use.Read, begin))
+		begin = v.cum[i]
 		if part <= 0 {
 			continue
 		}
 		m.reprefill += part
 		if !b.exempt {
-			m.pend(b, b.pendingTokens, b.pendingReprefill+part)
+			m.resend(b, part)
 		}
 	}
 	for _, b := range blocks[lcpPtr:] {
@@ -702,7 +706,11 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		sink.Request(RequestSample{Index: m.requests, Time: now, RequestTokens: tot, StableTokens: stable,
 			CacheReadTokens: use.Read, Regions: req.Regions, Request: req})
 	}
-	m.prev = append(m.prev[:lcpPtr], blocks[lcpPtr:]...)
+	if req.kept {
+		m.prev = blocks
+	} else {
+		m.prev = append(m.prev[:lcpPtr], blocks[lcpPtr:]...)
+	}
 	return tot - use.Read
 }
 
@@ -779,6 +787,14 @@ func (m *meter) pend(b *Block, tokens, reprefill int64) {
 	// tokens stay re-prefill.
 	m.deadRep += min(reprefill, tokens) - min(b.pendingReprefill, b.pendingTokens)
 	b.pendingTokens, b.pendingReprefill = tokens, reprefill
+}
+
+// resend adds part to the pending re-prefill tokens of block b, as pend
+// with its pending dead tokens unchanged (no region's dead tokens change).
+func (m *meter) resend(b *Block, part int64) {
+	rep := b.pendingReprefill + part
+	m.deadRep += min(rep, b.pendingTokens) - min(b.pendingReprefill, b.pendingTokens)
+	b.pendingReprefill = rep
 }
 
 // used records that a probe at the current request used block b: its sends
