@@ -596,19 +596,21 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if lcpPtr > 0 {
 		h, tot, rtot = chains[lcpPtr-1], cum[lcpPtr-1], rcum[lcpPtr-1]
 	}
-	for i := lcpPtr; i < n; i++ {
-		b := blocks[i]
+	// Walked as slices of one length, so that indexing them is not checked.
+	walk := blocks[lcpPtr:]
+	wch, wcum, wrcum := chains[lcpPtr:][:len(walk)], cum[lcpPtr:][:len(walk)], rcum[lcpPtr:][:len(walk)]
+	for j, b := range walk {
 		h = chain(h, b.Hash)
 		tot += b.Tokens
 		if b.Refetched {
 			rtot += b.Tokens
 		}
-		chains[i], cum[i], rcum[i] = h, tot, rtot
+		wch[j], wcum[j], wrcum[j] = h, tot, rtot
 		b.seenAt = r
 		if b.since < 0 {
 			b.since = r
 			if b.sigState == 0 {
-				m.sign(b, i)
+				m.sign(b, lcpPtr+j)
 			}
 			if m.taskText != "" && m.holdsTask(b) {
 				m.taskIn++
@@ -656,30 +658,26 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if n > 0 {
 		m.refetch += int64(v.rcum[n-1])
 	}
+	// A block sent before is re-prefilled whole (a grown chunk: its previous
+	// version), but the first, from the read point on.
 	start := sort.SearchInts(v.cum, use.Read+1)
-	for i, begin := start, v.tokensThrough(start-1); i < n; i++ {
-		b := blocks[i]
-		end := v.cum[i]
+	for i, b := range blocks[start:] {
 		if b.Refetched {
-			begin = end
 			continue
 		}
+		part := b.Tokens
 		if !b.sent {
-			// New content; a grown chunk's previous version was sent before.
-			if b.prior == 0 {
-				begin = end
-				continue
-			}
-			end = begin + b.prior
+			part = b.prior // new content; a grown chunk's previous version was sent before
 		}
-		part := int64(end - max(use.Read, begin))
-		begin = v.cum[i]
+		if i == 0 {
+			part -= use.Read - v.tokensThrough(start-1)
+		}
 		if part <= 0 {
 			continue
 		}
-		m.reprefill += part
+		m.reprefill += int64(part)
 		if !b.exempt {
-			m.resend(b, part)
+			m.resend(b, int64(part))
 		}
 	}
 	for _, b := range blocks[lcpPtr:] {
