@@ -135,7 +135,8 @@ type antEntry struct {
 // An expired entry stays (as good as absent) until purge drops it.
 type antEntries struct {
 	slots []antEntry
-	n     int // entries in slots
+	n     int        // entries in slots
+	spare []antEntry // the array before the last resize, for the next
 }
 
 // find returns the entry of key, or nil.
@@ -177,12 +178,19 @@ func (t *antEntries) put(key uint64, expires, ttl float64) {
 // size slots (a power of two).
 func (t *antEntries) resize(size int, now float64) {
 	old := t.slots
-	t.slots, t.n = make([]antEntry, size), 0
+	if len(t.spare) == size {
+		t.slots = t.spare
+		clear(t.slots)
+	} else {
+		t.slots = make([]antEntry, size)
+	}
+	t.n = 0
 	for _, e := range old {
 		if e.ttl != 0 && e.expires >= now {
 			t.put(e.key, e.expires, e.ttl)
 		}
 	}
+	t.spare = old
 }
 
 const (
@@ -265,11 +273,13 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 				live++
 			}
 		}
+		// Room for the entries until the next purge: the array of this
+		// size before it serves the next.
 		size := 64
-		for 2*live >= size {
+		for size < 2*(2*live+1025) {
 			size *= 2
 		}
-		c.entries.resize(2*size, now) // room to grow before the next purge
+		c.entries.resize(size, now)
 		clear(c.seen[:])
 		for _, e := range c.entries.slots {
 			if e.ttl != 0 {
