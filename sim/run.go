@@ -163,7 +163,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: map[string]*trace.Event{}}
+	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: map[string]toolResult{}}
 	r.m.init(e, cm)
 	if err := r.run(ctx, src); err != nil {
 		return nil, err
@@ -184,6 +184,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 
 // run applies the events of src and the inferences they call for.
 func (r *runner) run(ctx context.Context, src Source) error {
+	_, r.stable = src.(*sliceSource)
 	n := 0
 	for src.Scan() {
 		n++
@@ -209,7 +210,7 @@ func (r *runner) run(ctx context.Context, src Source) error {
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
 			r.m.taskSig = sigOf(ev.Text)
 		}
-		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
+		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: r.hold(ev)})
 		r.seq++
 	}
 	if err := src.Err(); err != nil {
@@ -300,7 +301,7 @@ func newPolicy(spec PolicySpec, e *env, fut *future) (policy, error) {
 type queued struct {
 	due float64
 	seq uint64
-	ev  trace.Event
+	ev  *trace.Event // see runner.hold
 }
 
 // eventQueue holds the events that arrived since the last inference, in
@@ -351,9 +352,40 @@ type runner struct {
 	lastInf int // position of the last inference
 	refetch int
 
-	tools    map[string]*trace.Event // tool results by id, for refetch
-	toolSlab []trace.Event           // backing for tools' copies
+	// stable: the source's events stay as they are for the whole run
+	// (SliceSource), so the run holds them by pointer; else it copies them.
+	stable   bool
+	held     [][]trace.Event       // copies of the queued events, heldLen each
+	nheld    int                   // events in held
+	tools    map[string]toolResult // tool results by id, for refetch
+	toolSlab []trace.Event         // backing for tools' copies
 	pending  []pendingProbe
+}
+
+// toolResult is a tool result kept for refetch, with its tool's latency.
+type toolResult struct {
+	ev      *trace.Event
+	latency float64
+}
+
+// heldLen is how many queued events an array of runner.held holds.
+const heldLen = 64
+
+// hold returns ev, or a copy of it that lasts until the queue is drained if
+// the source may reuse it: copying every event, pointers and all, was a
+// share of a run's write barriers.
+func (r *runner) hold(ev *trace.Event) *trace.Event {
+	if r.stable {
+		return ev
+	}
+	i := r.nheld
+	if i/heldLen == len(r.held) {
+		r.held = append(r.held, make([]trace.Event, heldLen))
+	}
+	cp := &r.held[i/heldLen][i%heldLen]
+	*cp = *ev
+	r.nheld++
+	return cp
 }
 
 // dueTime is when an event happens in virtual time: tool results after their
@@ -386,10 +418,14 @@ func (r *runner) drain() {
 		if it.due > r.clock {
 			r.clock = it.due
 		}
-		r.apply(&it.ev, it.due)
+		r.apply(it.ev, it.due)
 	}
-	clear(q) // let the events' strings go
+	clear(q)
 	r.q = q[:0]
+	for i := 0; i < r.nheld; i += heldLen {
+		clear(r.held[i/heldLen][:min(heldLen, r.nheld-i)]) // let the events' strings go
+	}
+	r.nheld = 0
 }
 
 func (r *runner) apply(ev *trace.Event, due float64) {
@@ -402,15 +438,17 @@ func (r *runner) apply(ev *trace.Event, due float64) {
 		r.pending = append(r.pending, pendingProbe{probe: *ev.Probe, depth: depth})
 		return
 	case trace.KindToolResult:
-		// The run keeps every tool result: copies come from a slab.
-		if len(r.toolSlab) == 0 {
-			r.toolSlab = make([]trace.Event, 64)
+		// The run keeps every tool result: copies, if any, come from a slab.
+		kept := ev
+		if !r.stable {
+			if len(r.toolSlab) == 0 {
+				r.toolSlab = make([]trace.Event, 64)
+			}
+			kept = &r.toolSlab[0]
+			r.toolSlab = r.toolSlab[1:]
+			*kept = *ev
 		}
-		cp := &r.toolSlab[0]
-		r.toolSlab = r.toolSlab[1:]
-		*cp = *ev
-		cp.Latency = due - r.anchor
-		r.tools[ev.ID] = cp
+		r.tools[ev.ID] = toolResult{ev: kept, latency: due - r.anchor}
 	}
 	r.pol.observe(ev)
 }
@@ -427,10 +465,10 @@ func (r *runner) infer(ev *trace.Event) {
 		uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
 		misses := r.evalProbes(req, true)
 		var calls []trace.ToolCall
-		var results []*trace.Event
+		var results []toolResult
 		for _, p := range misses {
 			src := r.tools[p.probe.Source]
-			if r.cfg.NoRefetch || p.probe.Refetch == nil || src == nil {
+			if r.cfg.NoRefetch || p.probe.Refetch == nil || src.ev == nil {
 				r.m.lost[p.probe.Fact+"\x00"+p.probe.Text] = true
 				continue
 			}
@@ -454,10 +492,10 @@ func (r *runner) infer(ev *trace.Event) {
 		r.pol.observe(&call)
 		wait := 0.0
 		for i, src := range results {
-			cp := *src
+			cp := *src.ev
 			cp.CallID = calls[i].ID // the result answers the re-issued call
 			r.pol.observe(&cp)
-			wait = math.Max(wait, src.Latency)
+			wait = math.Max(wait, src.latency)
 		}
 		r.env.refetching = false
 		r.clock += wait
