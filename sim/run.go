@@ -469,7 +469,7 @@ func (r *runner) infer(ev *trace.Event) {
 		for _, p := range misses {
 			src := r.tools[p.probe.Source]
 			if r.cfg.NoRefetch || p.probe.Refetch == nil || src.ev == nil {
-				r.m.lost[p.probe.Fact+"\x00"+p.probe.Text] = true
+				r.m.lost[lostFact{p.probe.Fact, p.probe.Text}] = true
 				continue
 			}
 			calls = append(calls, *p.probe.Refetch)
@@ -593,14 +593,14 @@ type meter struct {
 	taskHits, firstLoss, taskReqs   int
 	factProbes, factHits, refProbes int
 	refHits                         int
-	lost                            map[string]bool
+	lost                            map[lostFact]bool
 	memo                            map[string]*factMemo
 	depth                           map[int]*DepthBucket
 }
 
 func (m *meter) init(e *env, cm cacheModel) {
 	m.env, m.cache = e, cm
-	m.lost = map[string]bool{}
+	m.lost = map[lostFact]bool{}
 	m.memo = map[string]*factMemo{}
 	m.depth = map[int]*DepthBucket{}
 }
@@ -749,6 +749,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	}
 	return tot - use.Read
 }
+
+// lostFact is a fact a probe missed that the agent could not fetch again.
+type lostFact struct{ id, text string }
 
 // factMemo remembers, per fact text, the last request whose blocks were
 // all searched for it and the blocks found to hold it, so that a fact probed
