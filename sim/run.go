@@ -360,6 +360,14 @@ type runner struct {
 	tools    map[string]toolResult // tool results by id, for refetch
 	toolSlab []trace.Event         // backing for tools' copies
 	pending  []pendingProbe
+
+	// Reused by every inference: what evalProbes returns (read before its
+	// next call) and a refetch turn (no policy keeps an event it observes).
+	misses  []pendingProbe
+	calls   []trace.ToolCall
+	results []toolResult
+	call    trace.Event
+	result  trace.Event
 }
 
 // toolResult is a tool result kept for refetch, with its tool's latency.
@@ -464,8 +472,7 @@ func (r *runner) infer(ev *trace.Event) {
 		r.chargeSummaries()
 		uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
 		misses := r.evalProbes(req, true)
-		var calls []trace.ToolCall
-		var results []toolResult
+		calls, results := r.calls[:0], r.results[:0]
 		for _, p := range misses {
 			src := r.tools[p.probe.Source]
 			if r.cfg.NoRefetch || p.probe.Refetch == nil || src.ev == nil {
@@ -475,6 +482,7 @@ func (r *runner) infer(ev *trace.Event) {
 			calls = append(calls, *p.probe.Refetch)
 			results = append(results, src)
 		}
+		r.calls, r.results = calls, results
 		if len(calls) == 0 {
 			out := ev.OutputTokens
 			if out == 0 {
@@ -486,15 +494,17 @@ func (r *runner) infer(ev *trace.Event) {
 		// The model re-issues the calls instead of replying; their results
 		// come back after the slowest tool's latency.
 		r.refetch++
-		call := trace.Event{Kind: trace.KindAssistant, ID: fmt.Sprintf("refetch#%d", r.refetch), ToolCalls: calls}
-		r.finishInference(uncachedPrefill, r.env.tok.Count(assistantText(&call)))
+		call := &r.call
+		*call = trace.Event{Kind: trace.KindAssistant, ID: fmt.Sprintf("refetch#%d", r.refetch), ToolCalls: calls}
+		r.finishInference(uncachedPrefill, r.env.tok.Count(assistantText(call)))
 		r.env.refetching = true
-		r.pol.observe(&call)
+		r.pol.observe(call)
 		wait := 0.0
 		for i, src := range results {
-			cp := *src.ev
+			cp := &r.result
+			*cp = *src.ev
 			cp.CallID = calls[i].ID // the result answers the re-issued call
-			r.pol.observe(&cp)
+			r.pol.observe(cp)
 			wait = math.Max(wait, src.latency)
 		}
 		r.env.refetching = false
@@ -528,7 +538,7 @@ func (r *runner) chargeSummaries() {
 }
 
 func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
-	var misses []pendingProbe
+	misses := r.misses[:0]
 	for _, p := range r.pending {
 		var found *Block
 		if measured {
@@ -562,6 +572,7 @@ func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 		}
 	}
 	r.pending = r.pending[:0]
+	r.misses = misses
 	return misses
 }
 
