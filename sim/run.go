@@ -588,6 +588,7 @@ type meter struct {
 	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
+	fresh  []int32   // the request's blocks absent from the last one, by index
 	sigs   []gramSig // filters of the request's first blocks, see filter
 	view   prefixView
 	ratios []float64 // per-pair prefix stability
@@ -646,6 +647,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		h, tot, rtot = chains[lcpPtr-1], cum[lcpPtr-1], rcum[lcpPtr-1]
 	}
 	// Walked as slices of one length, so that indexing them is not checked.
+	m.fresh = m.fresh[:0]
 	walk := blocks[lcpPtr:]
 	wch, wcum, wrcum := chains[lcpPtr:][:len(walk)], cum[lcpPtr:][:len(walk)], rcum[lcpPtr:][:len(walk)]
 	for j, b := range walk {
@@ -658,6 +660,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		b.seenAt = r
 		if b.since < 0 {
 			b.since = r
+			m.fresh = append(m.fresh, int32(lcpPtr+j))
 			if b.sigState == 0 {
 				m.sign(b, lcpPtr+j)
 			}
@@ -729,8 +732,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 			m.resend(b, int64(part))
 		}
 	}
-	for _, b := range blocks[lcpPtr:] {
-		b.sent = true
+	// A block present in the last request was sent then (or before).
+	for _, i := range m.fresh {
+		blocks[i].sent = true
 	}
 	// Presence intervals for dead waste: blocks of the previous request that
 	// are gone now close their interval.
