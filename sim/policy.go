@@ -33,6 +33,9 @@ type env struct {
 	series bool
 	// rebuild: see Config.rebuild.
 	rebuild bool
+	// toolResults is how many tool results the run will have, if known: a
+	// size for maps with an entry per result.
+	toolResults int
 
 	// regionNames lists the regions blocks came from, in order of first
 	// block; a block's slot indexes it.

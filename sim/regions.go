@@ -229,7 +229,7 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 	}
 	p := &regionPolicy{env: e, bp: bp,
 		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
-		callEvent: map[string]string{}, refetched: map[string]bool{}, regions: map[string]*regionState{},
+		callEvent: make(map[string]string, e.toolResults), refetched: map[string]bool{}, regions: map[string]*regionState{},
 		warned: map[string]bool{}}
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.

@@ -149,7 +149,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
-		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild}
+		factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild}
 	var fut *future
 	if spec.Name == "clairvoyant" {
 		evs, err := readAll(ctx, src)
@@ -159,11 +159,22 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		fut = newFuture(evs)
 		src = SliceSource(hdr, evs)
 	}
+	// The tool results of a SliceSource are counted first, so that the maps
+	// with an entry per result are made at their size: growing them was a
+	// fortieth of a run.
+	if s, ok := src.(*sliceSource); ok {
+		for i := range s.evs {
+			if s.evs[i].Kind == trace.KindToolResult {
+				e.toolResults++
+			}
+		}
+	}
+	e.content = make(map[string]*contentStat, e.toolResults)
 	pol, err := newPolicy(spec, e, fut)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: map[string]toolResult{}}
+	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: make(map[string]toolResult, e.toolResults)}
 	r.m.init(e, cm)
 	if err := r.run(ctx, src); err != nil {
 		return nil, err
