@@ -43,9 +43,9 @@ type regionPolicy struct {
 	regions   map[string]*regionState
 	last      *regionState // the state region last returned, for its name's next call
 
-	cache  map[uint64]*Block // converted engine blocks by content key
-	cached []*Block          // the blocks in cache, in the order converted
-	prev   []*Block          // the last request's blocks
+	cached []*Block   // converted engine blocks, in the order converted
+	index  blockTable // their indices in cached by content key
+	prev   []*Block   // the last request's blocks
 	// How many of prev are the trace's system blocks, and the engine's;
 	// the blocks of its messages up to and including each.
 	prevSys, prevSysBlocks int
@@ -131,6 +131,56 @@ func (s *hashSet) add(h uint64) bool {
 	}
 }
 
+// blockTable maps the keys of converted blocks to their indices in
+// regionPolicy.cached, by open addressing as hashSet: adding and finding one
+// cost a fraction of a map's, and its array holds no pointers for the GC.
+type blockTable struct {
+	slots []blockSlot
+	n     int // keys in slots
+}
+
+type blockSlot struct {
+	key uint64
+	i   int // 1 + the index; 0 marks an empty slot
+}
+
+// find returns the index of key, or -1.
+func (t *blockTable) find(key uint64) int {
+	if t.n == 0 {
+		return -1
+	}
+	mask := uint64(len(t.slots) - 1)
+	for j := key & mask; ; j = (j + 1) & mask {
+		s := &t.slots[j]
+		if s.i == 0 {
+			return -1
+		}
+		if s.key == key {
+			return s.i - 1
+		}
+	}
+}
+
+// add adds key, which the table lacks, with index i.
+func (t *blockTable) add(key uint64, i int) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots, t.n = make([]blockSlot, max(64, 2*len(old))), 0
+		for _, s := range old {
+			if s.i != 0 {
+				t.add(s.key, s.i-1)
+			}
+		}
+	}
+	mask := uint64(len(t.slots) - 1)
+	j := key & mask
+	for t.slots[j].i != 0 {
+		j = (j + 1) & mask
+	}
+	t.slots[j] = blockSlot{key: key, i: i + 1}
+	t.n++
+}
+
 // parsedBlueprint is an embedded blueprint parsed once.
 type parsedBlueprint struct {
 	once sync.Once
@@ -179,8 +229,8 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 	}
 	p := &regionPolicy{env: e, bp: bp,
 		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
-		callEvent: map[string]string{}, refetched: map[string]bool{}, regions: map[string]*regionState{},
-		cache: map[uint64]*Block{}, warned: map[string]bool{}}
+		callEvent: make(map[string]string, e.toolResults), refetched: map[string]bool{}, regions: map[string]*regionState{},
+		warned: map[string]bool{}}
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.
 	probe := p.opt
@@ -422,6 +472,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 
 func (p *regionPolicy) request() *Request {
 	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
+	p.req.same, p.req.kept = 0, false
 	if !p.start() {
 		// The engine could not start (see the warning): the agent still sends
 		// what it always sends, so the request is measured, not left empty.
@@ -446,12 +497,12 @@ func (p *regionPolicy) request() *Request {
 			b = p.prev[k]
 			k++
 		default:
-			if c, ok := p.cache[key]; ok {
-				b = c
-				k = prevBase + c.pos + 1
+			if i := p.index.find(key); i >= 0 {
+				b = p.cached[i]
+				k = prevBase + b.pos + 1
 			} else {
 				b = p.convert(eb, key)
-				p.cache[key] = b
+				p.index.add(key, len(p.cached))
 				p.cached = append(p.cached, b)
 			}
 		}
@@ -503,6 +554,9 @@ func (p *regionPolicy) request() *Request {
 	}
 	p.req.Blocks = append(p.spare[:0], p.sys...)
 	p.req.Blocks = append(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
+	if ns == prevSys {
+		p.req.same = ns + sameSys // the meter need not compare them
+	}
 	k, base, prevBase = prevSys+sameSys, ns, prevSys
 	sysMarks := 0
 	for i := range er.System {
@@ -542,8 +596,10 @@ func (p *regionPolicy) request() *Request {
 			}
 		}
 	}
-	// The request's blocks are the next one's prev, not a copy of them.
+	// The request's blocks are the next one's prev, not a copy of them; the
+	// next is built in the array before, so the meter may keep this one.
 	p.spare, p.prev = p.prev, p.req.Blocks
+	p.req.kept = true
 	if p.env.series {
 		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
 		for _, u := range p.occ {
@@ -553,23 +609,25 @@ func (p *regionPolicy) request() *Request {
 		}
 		slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
 	}
-	// Forget converted blocks that left the request a while ago.
-	// A slice is walked faster than the map, in the order the blocks were
-	// allocated.
+	// Forget converted blocks that left the request a while ago (walked in
+	// the order they were allocated), and index the rest anew.
 	if p.nreq%512 == 0 {
 		for _, b := range p.req.Blocks[len(p.sys):] {
 			b.used = p.nreq
 		}
 		kept := p.cached[:0]
 		for _, b := range p.cached {
-			if b.used < p.nreq-8 {
-				delete(p.cache, b.key)
-			} else {
+			if b.used >= p.nreq-8 {
 				kept = append(kept, b)
 			}
 		}
 		clear(p.cached[len(kept):])
 		p.cached = kept
+		clear(p.index.slots)
+		p.index.n = 0
+		for i, b := range kept {
+			p.index.add(b.key, i)
+		}
 	}
 	return &p.req
 }

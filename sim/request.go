@@ -291,6 +291,10 @@ type Request struct {
 	// same is a policy's promise that its first same blocks are the very
 	// blocks of its previous request (0 promises nothing).
 	same int
+	// kept is a policy's promise that it leaves the array of Blocks as it is
+	// until its next request has been measured: the meter keeps the array as
+	// the previous request instead of copying it.
+	kept bool
 }
 
 // Tokens returns the request's total tokens.
