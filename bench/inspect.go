@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim"
 )
 
@@ -121,7 +122,7 @@ func capture(s sim.RequestSample, req *sim.Request, prev []uint64) *Inspection {
 	covered := 0
 	for i, b := range req.Blocks {
 		ib := InspectedBlock{Index: i, Region: b.Region, Kind: b.Kind.String(), ID: b.ID, Tokens: b.Tokens,
-			Cache: marks[i], Text: b.Text, Size: b.Size, Hash: fmt.Sprintf("%016x", b.Hash)}
+			Cache: marks[i], Text: engine.ExpandFiller(b.Text), Size: b.Size, Hash: fmt.Sprintf("%016x", b.Hash)}
 		for _, f := range b.Facts {
 			ib.Facts = append(ib.Facts, f.ID)
 		}

@@ -143,7 +143,13 @@ func TestSweepResumeEqualsUninterrupted(t *testing.T) {
 // uninterrupted sweep.
 func TestSweepSIGKILL(t *testing.T) {
 	if os.Getenv("CTXSIM_SWEEP_CHILD") != "" {
+		// After a dozen cells the child waits to be killed: however slowly
+		// the parent is scheduled, the kill comes before the sweep ends.
+		var started atomic.Int64
 		slow := func(ctx context.Context, c Cell) (Result, error) {
+			if started.Add(1) > 12 {
+				time.Sleep(time.Hour)
+			}
 			time.Sleep(20 * time.Millisecond)
 			return fakeRun(ctx, c)
 		}

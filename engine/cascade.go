@@ -15,7 +15,8 @@ func (c *Context) summarize(region string, entries []*entry, joined func() strin
 	if _, ok := c.sum.(Extractive); ok {
 		s, err = c.extractive(region, entries, max(budget, 1))
 	} else {
-		s, err = c.sum.Summarize(SummaryRequest{Region: region, Content: joined(), MaxTokens: max(budget, 1), Counter: c.counter})
+		// Another summariser reads the content as written, runs of filler out.
+		s, err = c.sum.Summarize(SummaryRequest{Region: region, Content: ExpandFiller(joined()), MaxTokens: max(budget, 1), Counter: c.counter})
 	}
 	if err != nil {
 		c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, Message: "summariser failed: " + err.Error()})

@@ -80,6 +80,10 @@ type RegionUsage struct {
 // Context is a live context window for one agent run. It is not safe for
 // concurrent use.
 type Context struct {
+	// literalRuns (tests only) keeps content as written, runs of filler
+	// not encoded: as the engine was before it knew the encoding.
+	literalRuns bool
+
 	bp      *Blueprint
 	opt     Options
 	counter TokenCounter
@@ -321,13 +325,14 @@ func (c *Context) AppendOccupancy(dst []RegionUsage) []RegionUsage {
 	return dst
 }
 
-// RegionText returns a region's entries joined by blank lines.
+// RegionText returns a region's entries joined by blank lines, runs of
+// filler written out.
 func (c *Context) RegionText(name string) (string, bool) {
 	r := c.byName[name]
 	if r == nil {
 		return "", false
 	}
-	return r.joined(), true
+	return ExpandFiller(r.joined()), true
 }
 
 // CheckInvariants verifies the engine's bookkeeping: no region over budget

@@ -48,6 +48,16 @@
 // reused from the next-but-one Assemble on (Request.Clone keeps one);
 // consecutive requests may share block slices and text.
 //
+// Content may say "n bytes of filler" (FillerByte, which stands for elided
+// content) in a few bytes: 0xFF, n in base 64 as continuation bytes, 0xFF
+// (AppendFiller; n at least MinFillerRun, one encoding per n). Entries are
+// made canonical (longer runs written out are encoded), so equal content
+// hashes alike; lengths, cuts, previews, token counts (BytesPerFour) and
+// summaries are those of the text written out, at a cost per run, not per
+// byte. Requests carry the encoding; ExpandFiller writes it out, as
+// summarisers other than Extractive, scripts, context_read and RegionText
+// receive it.
+//
 // The Extractive summariser scores a line once per call; ASCII lines take
 // one allocation-free pass, and its cost is linear in the content. Inside a
 // Context it reads the entries directly (no joined copy), and a summary's

@@ -56,7 +56,7 @@ type chatMessage struct {
 func (h *HTTPSummarizer) Summarize(req SummaryRequest) (string, error) {
 	body, err := json.Marshal(map[string]any{
 		"model":       h.model,
-		"messages":    []chatMessage{{"system", h.systemPrompt}, {"user", fmt.Sprintf(compactionUserPrompt, req.Region, req.Content)}},
+		"messages":    []chatMessage{{"system", h.systemPrompt}, {"user", fmt.Sprintf(compactionUserPrompt, req.Region, ExpandFiller(req.Content))}},
 		"max_tokens":  req.MaxTokens,
 		"temperature": h.temperature,
 	})

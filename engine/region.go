@@ -253,6 +253,9 @@ func (r *region) indexOfKey(key string) int {
 // the window let go of, if any: a new one per write was a quarter of the
 // engine's allocation.
 func (c *Context) newEntry(kind EntryKind, content string) *entry {
+	if !c.literalRuns {
+		content = canonicalRuns(content)
+	}
 	tokens := c.counter.Count(content)
 	if n := len(c.free); n > 0 {
 		e := c.free[n-1]

@@ -21,7 +21,7 @@ const seedTruncMarker = "\n[...truncated by leviath: seed exceeded this region's
 // included (ENGINE.md §3.14).
 func trimSeed(text string, maxTokens int) string {
 	allowed := max(maxTokens-1, 0) * 4
-	if len(text) <= allowed {
+	if TextLen(text) <= allowed {
 		return text
 	}
 	if allowed < len(seedTruncMarker) {
@@ -248,7 +248,7 @@ func (c *Context) scriptCtx(r *region) ScriptContext {
 
 func scriptEntry(e *entry) ScriptEntry {
 	return ScriptEntry{
-		Content: e.content, Tokens: e.tokens, Timestamp: int64(e.stamp), Key: e.key, HasKey: e.hasKey,
+		Content: ExpandFiller(e.content), Tokens: e.tokens, Timestamp: int64(e.stamp), Key: e.key, HasKey: e.hasKey,
 		Kind: e.kind.String(), ToolCalls: e.calls, ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
 	}
 }

@@ -48,7 +48,8 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	if counter == nil {
 		counter = BytesPerFour{}
 	}
-	sc.lines = sc.scanLines(req.Content, counter, &sc.scanSeen, sc.lines[:0])
+	// Runs of filler written out or encoded are alike once canonical.
+	sc.lines = sc.scanLines(canonicalRuns(req.Content), counter, &sc.scanSeen, sc.lines[:0])
 	sc.scanSeen.reset()
 	sc.starts = append(sc.starts[:0], 0)
 	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.lines, sc.starts, false)
@@ -66,7 +67,7 @@ type sumLine struct {
 	hash   uint64 // lineHash(key, run), so that a set of lines need not hash it again
 	score  int32  // lineScore(key), without the block-start bonus
 	tokens int32  // the tokens of text and its newline
-	cut    int32  // text is key[:cut], with "…" after it when cut < len(key)
+	cut    int32  // text is key[:cut] and tail's filler, with "…" after it when cut < len(key)
 	first  bool   // a blank line or the content's start comes before it
 	run    bool   // key is one byte repeated: repeats are found by byte and length
 	bonus  bool   // pick: the block-start bonus was added to score
@@ -77,8 +78,15 @@ func (l *sumLine) text() string {
 	if int(l.cut) == len(l.key) {
 		return l.key
 	}
-	return l.key[:l.cut] + "…"
+	return withFiller(l.key[:l.cut], l.tail()) + "…"
 }
+
+// maxLineBytes is where a summary cuts a long line.
+const maxLineBytes = 400
+
+// tail is the filler a cut line keeps after key[:cut]: the start of the
+// encoded run that the cut fell in.
+func (l *sumLine) tail() int { return runTail(l.key, int(l.cut), maxLineBytes) }
 
 // sumScratch holds the Extractive summariser's buffers, which a Context
 // reuses from one compaction to the next.
@@ -95,12 +103,14 @@ type sumScratch struct {
 	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
 	// cut text depends on the byte alone. Counted with the Context's counter,
 	// or the one of the current Summarize call.
+	// An encoded run's at runMark.
 	runCutTokens [256]int32
 	// The summary line of a cut ASCII run line (the byte 400 times, then
-	// "…") by its byte, but its key: it depends on the byte alone.
-	// Counted with the Context's counter; a Summarize call makes none.
-	cutRuns     [utf8RuneSelf]sumLine
-	cutRunKnown [utf8RuneSelf]bool
+	// "…") by its byte, but its key: it depends on the byte alone; an
+	// encoded run's is the last. Counted with the Context's counter; a
+	// Summarize call makes none.
+	cutRuns     [utf8RuneSelf + 1]sumLine
+	cutRunKnown [utf8RuneSelf + 1]bool
 	ents        []*entry
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
@@ -112,38 +122,51 @@ type sumScratch struct {
 // line with the newline after it, if the content has them so (else ""): a
 // counter other than BytesPerFour counts them without a copy.
 func (sc *sumScratch) newSumLine(line, nl string, hash uint64, run, first bool, counter TokenCounter) sumLine {
-	var s int
+	var s, size int
+	enc := false // line is one encoded run
 	if run {
 		// As lineScore cuts it (without comparing it again): the score
 		// depends only on the byte, so it is worked out once per byte.
-		c := line[0]
+		c, n := runOf(line)
+		size, enc = n, c != line[0]
 		if sc.runScores[c] == 0 {
-			s, sc.lower = lineScore(line[:8], sc.lower)
+			s, sc.lower = lineScore(strings.Repeat(string(rune(c)), 8), sc.lower)
 			sc.runScores[c] = int8(s) + 1
 		}
 		s = int(sc.runScores[c]) - 1
 	} else {
 		s, sc.lower = lineScore(line, sc.lower)
+		size = TextLen(line)
 	}
 	l := sumLine{key: line, hash: hash, score: int32(s), cut: int32(len(line)), first: first, run: run}
-	if len(line) > 400 {
-		l.cut = int32(len(truncateUTF8(line, 400)))
+	kept := size
+	if size > maxLineBytes {
+		if HasFiller(line) {
+			l.cut = int32(cutRunAt(line, maxLineBytes))
+			kept = TextLen(line[:l.cut]) + l.tail()
+		} else {
+			l.cut = int32(len(truncateUTF8(line, maxLineBytes)))
+			kept = int(l.cut)
+		}
 	}
 	switch _, ok := counter.(BytesPerFour); {
 	case ok:
-		n := int(l.cut) + len("\n")
+		n := kept + len("\n")
 		if int(l.cut) < len(line) {
 			n += len("…")
 		}
 		l.tokens = int32((n + 3) / 4)
 	case run && int(l.cut) < len(line):
 		c := line[0]
+		if enc {
+			c = runMark
+		}
 		if sc.runCutTokens[c] == 0 {
-			sc.runCutTokens[c] = int32(counter.Count(line[:l.cut]+"…\n")) + 1
+			sc.runCutTokens[c] = int32(counter.Count(l.text()+"\n")) + 1
 		}
 		l.tokens = sc.runCutTokens[c] - 1
 	case int(l.cut) < len(line):
-		l.tokens = int32(counter.Count(line[:l.cut] + "…\n"))
+		l.tokens = int32(counter.Count(l.text() + "\n"))
 	case nl != "":
 		l.tokens = int32(counter.Count(nl))
 	default:
@@ -152,8 +175,23 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, run, first bool, 
 	return l
 }
 
-// isRun reports whether line is one byte repeated, longer than 8 bytes.
-func isRun(line string) bool { return len(line) > 8 && line[1:] == line[:len(line)-1] }
+// isRun reports whether line is one byte repeated, longer than 8 bytes, or
+// one encoded run.
+func isRun(line string) bool {
+	if len(line) > 8 && line[1:] == line[:len(line)-1] {
+		return true
+	}
+	_, ok := fillerLine(line)
+	return ok
+}
+
+// runOf is the byte and length of run line (isRun), encoded or not.
+func runOf(line string) (byte, int) {
+	if n, ok := fillerLine(line); ok {
+		return FillerByte, n
+	}
+	return line[0], len(line)
+}
 
 // lineSeed seeds the hashes of lines; a line's hash is only compared with
 // others of the same process.
@@ -165,7 +203,8 @@ func lineHash(line string, run bool) uint64 {
 	if run {
 		// The product's high bits are mixed into the low ones, which place
 		// it in the table.
-		h := (uint64(len(line))<<8 | uint64(line[0])) * 0x9E3779B97F4A7C15
+		c, n := runOf(line)
+		h := (uint64(n)<<8 | uint64(c)) * 0x9E3779B97F4A7C15
 		return h ^ h>>32
 	}
 	return maphash.String(lineSeed, line)
@@ -201,10 +240,20 @@ func (s *seenSet) add(line string, hash uint64, run bool) bool {
 			return true
 		}
 		// Run lines are equal if their byte and length are.
-		if sl.hash == hash && sl.run == run && len(sl.key) == len(line) && (run && sl.key[0] == line[0] || !run && sl.key == line) {
+		if sl.hash == hash && sl.run == run && (run && sameRun(sl.key, line) || !run && sl.key == line) {
 			return false
 		}
 	}
+}
+
+// sameRun reports whether run lines a and b are alike.
+func sameRun(a, b string) bool {
+	if len(a) == len(b) && a[0] == b[0] && a[0] != runMark {
+		return true
+	}
+	ca, na := runOf(a)
+	cb, nb := runOf(b)
+	return ca == cb && na == nb
 }
 
 // grow doubles the table (at least 64 slots), placing the lines by their
@@ -272,7 +321,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 			continue
 		}
 		nl := ""
-		if c := raw[len(raw)-1]; end < len(content) && ' ' < c && c < utf8RuneSelf {
+		if c := raw[len(raw)-1]; end < len(content) && (' ' < c && c < utf8RuneSelf || c == runMark) {
 			// Not trimmed at its end (ASCII spaces are at most ' '):
 			// the content has the line and its newline.
 			nl = content[end-len(line) : end+1]
@@ -341,6 +390,10 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			at = append(at, int32(b.Len()))
 			b.WriteString(c.key[:c.cut])
 			if int(c.cut) < len(c.key) {
+				if n := c.tail(); n > 0 {
+					var buf [8]byte
+					b.Write(AppendFiller(buf[:0], n))
+				}
 				b.WriteString("…")
 			}
 		}
@@ -419,8 +472,16 @@ func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32
 			}
 			continue
 		}
-		text := s[from : from+int(c.cut)+len("…")]
-		if b := c.key[0]; c.run && b < utf8RuneSelf {
+		end := len(s) // the line ends where the next starts
+		if j < len(at) {
+			end = int(at[j]) - len("\n")
+		}
+		text := s[from:end]
+		b := int(c.key[0])
+		if _, ok := fillerLine(c.key); ok {
+			b = utf8RuneSelf
+		}
+		if c.run && b <= utf8RuneSelf {
 			m := &sc.cutRuns[b]
 			if !sc.cutRunKnown[b] {
 				*m = sc.newSumLine(text, "", lineHash(text, false), false, false, counter)
@@ -471,6 +532,9 @@ func lineScore(line string, lower []byte) (int, []byte) {
 	}
 	if isASCII(line) {
 		return scoreASCII(line, lower)
+	}
+	if at, _, _ := NextFiller(line); at >= 0 {
+		return lineScore(shortRuns(line), lower)
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -751,6 +815,9 @@ func hasInnerUpper(f string) bool {
 
 // truncateUTF8 cuts s to at most n bytes at a character boundary.
 func truncateUTF8(s string, n int) string {
+	if HasFiller(s) {
+		return cutRunBytes(s, n)
+	}
 	if len(s) <= n {
 		return s
 	}

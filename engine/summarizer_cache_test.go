@@ -69,7 +69,8 @@ func TestExtractiveMixedEntriesMatchJoined(t *testing.T) {
 		budget := 6 + rng.IntN(40)
 		want, wantErr := Extractive{}.Summarize(SummaryRequest{Region: "r", Content: strings.Join(contents, "\n\n"), MaxTokens: budget, Counter: BytesPerFour{}})
 		got, err := c.extractive("r", ents, budget)
-		if got != want || (err == nil) != (wantErr == nil) {
+		// Summarize encodes runs of filler; these entries hold them written out.
+		if ExpandFiller(got) != ExpandFiller(want) || (err == nil) != (wantErr == nil) {
 			t.Fatalf("trial %d %q: got %q, %v; want %q, %v", trial, contents, got, err, want, wantErr)
 		}
 	}

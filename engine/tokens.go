@@ -12,4 +12,4 @@ type BytesPerFour struct{}
 // Count implements TokenCounter.
 func (BytesPerFour) Count(text string) int { return estimateTokens(text) }
 
-func estimateTokens(s string) int { return (len(s) + 3) / 4 }
+func estimateTokens(s string) int { return (TextLen(s) + 3) / 4 }

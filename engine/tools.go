@@ -80,9 +80,9 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		tool = call.Name
 	}
 	ct := canonicalTool(tool)
-	if ct == "read_file" && len(content) > MaxReadFileBytes {
-		k := len(truncateUTF8(content, MaxReadFileBytes))
-		content = content[:k] + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", len(tr.Content), k)
+	if ct == "read_file" && TextLen(content) > MaxReadFileBytes {
+		head := truncateUTF8(content, MaxReadFileBytes)
+		content = head + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", TextLen(tr.Content), TextLen(head))
 	}
 	if tr.IsError {
 		content += c.pathErrorHint(ct, call)
@@ -106,7 +106,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 				capTokens = o.MaxResultTokens
 			}
 		}
-		if capTokens > 0 && len(content) > capTokens*4 {
+		if capTokens > 0 && TextLen(content) > capTokens*4 {
 			content = truncateChars(content, capTokens*4) + "\n[...truncated]"
 		}
 		if !rt.Persist && c.byName["scratch"] != nil {
@@ -159,7 +159,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		ptr = c.wholePointer(full, target, content)
 	case out == RoutedTruncated:
 		preview := previewOf(content)
-		omitted := utf8.RuneCountInString(content) - utf8.RuneCountInString(e.content)
+		omitted := runeCount(content) - runeCount(e.content)
 		ptr = fmt.Sprintf("[output was too large for context region '%s': the start of it is in this prompt under that heading and %d characters were dropped. Release what you are finished with (context_delete) before fetching more this size. Preview: %s]", target, max(omitted, 0), preview)
 	default:
 		ptr = fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", target, previewOf(content))
@@ -207,10 +207,12 @@ func (c *Context) wholePointer(tokens int, region, content string) string {
 		p2 = " tokens) is in your context under the '"
 		p3 = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
 	)
-	head, cut := previewHead(content)
+	head, tail, cut := previewParts(content)
+	var run [8]byte
+	filler := AppendFiller(run[:0], tail)
 	var num [20]byte
 	n := strconv.AppendInt(num[:0], int64(tokens), 10)
-	size := len(p1) + len(n) + len(p2) + len(region) + len(p3) + len(head) + len("…]")
+	size := len(p1) + len(n) + len(p2) + len(region) + len(p3) + len(head) + len(filler) + len("…]")
 	sb := &c.pointers
 	if sb.Cap()-sb.Len() < size {
 		*sb = strings.Builder{}
@@ -223,6 +225,7 @@ func (c *Context) wholePointer(tokens int, region, content string) string {
 	sb.WriteString(region)
 	sb.WriteString(p3)
 	sb.WriteString(head)
+	sb.Write(filler)
 	if cut {
 		sb.WriteString("…")
 	}
@@ -236,12 +239,23 @@ const pointerSlabBytes = 8 << 10
 
 // previewHead is previewOf(s) without its "…": s's head, and whether it was cut.
 func previewHead(s string) (string, bool) {
-	if len(s) <= 160 { // no more characters than bytes
-		return s, false
+	head, tail, cut := previewParts(s)
+	return withFiller(head, tail), cut
+}
+
+// previewParts is previewHead as s's head and the bytes of filler that
+// follow it if the cut falls in a run (written apart: no copy of s's head).
+func previewParts(s string) (head string, tail int, cut bool) {
+	if !HasFiller(s) {
+		if len(s) <= 160 { // no more characters than bytes
+			return s, 0, false
+		}
+		// Walk at most 160 characters, not the whole result.
+		head, cut = cutChars(s, 160)
+		return head, 0, cut
 	}
-	// Walk at most 160 characters, not the whole result.
-	t := truncateChars(s, 160)
-	return t, len(t) != len(s)
+	k, tail, cut := cutRunCharsAt(s, 160)
+	return s[:k], tail, cut
 }
 
 func previewOf(s string) string {
@@ -253,17 +267,26 @@ func previewOf(s string) string {
 
 // truncateChars keeps the first n characters.
 func truncateChars(s string, n int) string {
+	t, _ := cutChars(s, n)
+	return t
+}
+
+// cutChars is s's first n characters, and whether they are fewer than s's.
+func cutChars(s string, n int) (string, bool) {
 	if n >= 0 && len(s) >= n && isASCII(s[:n]) {
-		return s[:n] // n characters, n bytes
+		return s[:n], len(s) > n // n characters, n bytes
+	}
+	if HasFiller(s) {
+		return cutRunChars(s, n)
 	}
 	i := 0
 	for pos := range s {
 		if i == n {
-			return s[:pos]
+			return s[:pos], true
 		}
 		i++
 	}
-	return s
+	return s, false
 }
 
 // isASCII reports whether s is all ASCII, a word at a time.
@@ -293,7 +316,7 @@ func (c *Context) ladder(r *region, e *entry) (RouteOutcome, error) {
 	avail := r.max - r.tokens
 	if avail > 100 {
 		keep := truncateChars(orig, (avail-10)*4)
-		omitted := utf8.RuneCountInString(orig) - utf8.RuneCountInString(keep)
+		omitted := runeCount(orig) - runeCount(keep)
 		e.content = keep + fmt.Sprintf("... [truncated, %d chars omitted]", omitted)
 	} else {
 		e.content = "[tool result truncated - context window full]"
@@ -333,7 +356,7 @@ func (c *Context) trackFile(fr *region, tool string, call ToolCall, content stri
 	default:
 		return "", false
 	}
-	if ft.MaxFileTokens > 0 && len(content) > ft.MaxFileTokens*4 {
+	if ft.MaxFileTokens > 0 && TextLen(content) > ft.MaxFileTokens*4 {
 		content = truncateChars(content, ft.MaxFileTokens*4) + fmt.Sprintf("\n\n[... truncated at %d tokens ...]", ft.MaxFileTokens)
 	}
 	if err := c.upsert(fr, args.Path, content); err != nil {
@@ -418,7 +441,7 @@ func (c *Context) CallTool(name string, args json.RawMessage) (string, error) {
 		if r.kind == KindHashMap {
 			if a.Key != nil {
 				if i := r.indexOfKey(*a.Key); i >= 0 {
-					return r.entries[i].content, nil
+					return ExpandFiller(r.entries[i].content), nil
 				}
 				return fmt.Sprintf("[not found] No entry with key '%s' in '%s'.", *a.Key, r.name), nil
 			}
@@ -434,7 +457,7 @@ func (c *Context) CallTool(name string, args json.RawMessage) (string, error) {
 		if len(r.entries) == 0 {
 			return fmt.Sprintf("Section '%s' is empty.", r.name), nil
 		}
-		return r.joined(), nil
+		return ExpandFiller(r.joined()), nil
 	case "context_delete":
 		switch {
 		case a.Key != nil:

@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // CacheKind is a provider prompt-cache model.
 type CacheKind uint8
@@ -79,7 +82,7 @@ func newCacheModel(p Profile) (cacheModel, error) {
 	}
 	switch k {
 	case CacheAnthropic:
-		return &anthropicCache{min: p.CacheMin, entries: map[uint64]*antEntry{}}, nil
+		return &anthropicCache{min: p.CacheMin}, nil
 	case CacheOpenAI:
 		return &autoCache{min: p.CacheMin, step: p.CacheStep, ttl: p.CacheTTL}, nil
 	case CacheVLLM:
@@ -101,15 +104,14 @@ func (noCache) serve(*prefixView, float64) cacheUse { return cacheUse{} }
 // of mixed TTLs: read for A, 1 h write for B−A, 5 m write for C−B.
 type anthropicCache struct {
 	min     int
-	entries map[uint64]*antEntry
+	entries antEntries
 	purgeAt int
 	// Dropped counts breakpoints beyond the fourth (the API would refuse the
 	// request; the simulator keeps the last four).
 	Dropped int
-	slab    []antEntry // entries are allocated 64 at a time
-	// seen has the bit of every key in entries set (and of deleted ones until
+	// seen has the bit of every key in entries set (and of purged ones until
 	// the next purge): most keys a breakpoint looks back at were never
-	// written, and a bit test rules them out without a map lookup.
+	// written, and a bit test rules them out without a lookup.
 	seen [1 << 10]uint64
 }
 
@@ -122,8 +124,73 @@ func (c *anthropicCache) markSeen(key uint64) {
 }
 
 type antEntry struct {
+	key     uint64 // the prefix hash
 	expires float64
-	ttl     float64
+	ttl     float64 // > 0; 0 marks an empty slot of antEntries
+}
+
+// antEntries holds the cache entries by key in one array, by open
+// addressing: keys are prefix hashes, whose low bits place them as well as
+// a map's hash would, and the array holds no pointers for the GC to follow.
+// An expired entry stays (as good as absent) until purge drops it.
+type antEntries struct {
+	slots []antEntry
+	n     int        // entries in slots
+	spare []antEntry // the array before the last resize, for the next
+}
+
+// find returns the entry of key, or nil.
+func (t *antEntries) find(key uint64) *antEntry {
+	if t.n == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := key & mask; ; i = (i + 1) & mask {
+		e := &t.slots[i]
+		if e.ttl == 0 {
+			return nil
+		}
+		if e.key == key {
+			return e
+		}
+	}
+}
+
+// put sets the entry of key.
+func (t *antEntries) put(key uint64, expires, ttl float64) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.resize(max(64, 2*len(t.slots)), math.Inf(-1))
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := key & mask; ; i = (i + 1) & mask {
+		e := &t.slots[i]
+		if e.ttl == 0 {
+			t.n++
+		} else if e.key != key {
+			continue
+		}
+		*e = antEntry{key: key, expires: expires, ttl: ttl}
+		return
+	}
+}
+
+// resize moves the entries that expire at or after now to a new array of
+// size slots (a power of two).
+func (t *antEntries) resize(size int, now float64) {
+	old := t.slots
+	if len(t.spare) == size {
+		t.slots = t.spare
+		clear(t.slots)
+	} else {
+		t.slots = make([]antEntry, size)
+	}
+	t.n = 0
+	for _, e := range old {
+		if e.ttl != 0 && e.expires >= now {
+			t.put(e.key, e.expires, e.ttl)
+		}
+	}
+	t.spare = old
 }
 
 const (
@@ -156,12 +223,8 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 			if !c.mayHave(v.chains[j]) {
 				continue
 			}
-			e, ok := c.entries[v.chains[j]]
-			if !ok {
-				continue
-			}
-			if e.expires < now {
-				delete(c.entries, v.chains[j])
+			e := c.entries.find(v.chains[j])
+			if e == nil || e.expires < now {
 				continue
 			}
 			// Every entry a breakpoint reads was used, not only the longest:
@@ -186,16 +249,10 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		}
 		ttl := ttlSeconds(m.TTL)
 		key := v.chains[m.Index]
-		if e, ok := c.entries[key]; ok && e.expires >= now {
+		if e := c.entries.find(key); e != nil && e.expires >= now {
 			e.expires = now + e.ttl
 		} else {
-			if len(c.slab) == 0 {
-				c.slab = make([]antEntry, 64)
-			}
-			e := &c.slab[0]
-			c.slab = c.slab[1:]
-			*e = antEntry{expires: now + ttl, ttl: ttl}
-			c.entries[key] = e
+			c.entries.put(key, now+ttl, ttl)
 			c.markSeen(key)
 		}
 		if m.TTL == "1h" && m.Index > b1h {
@@ -209,16 +266,27 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		use.Write1h = v.tokensThrough(b1h) - v.tokensThrough(hit)
 		use.Write5m = v.tokensThrough(last) - v.tokensThrough(b1h)
 	}
-	if len(c.entries) > c.purgeAt {
-		clear(c.seen[:])
-		for k, e := range c.entries {
-			if e.expires < now {
-				delete(c.entries, k)
-			} else {
-				c.markSeen(k)
+	if c.entries.n > c.purgeAt {
+		live := 0
+		for _, e := range c.entries.slots {
+			if e.ttl != 0 && e.expires >= now {
+				live++
 			}
 		}
-		c.purgeAt = 2*len(c.entries) + 1024
+		// Room for the entries until the next purge: the array of this
+		// size before it serves the next.
+		size := 64
+		for size < 2*(2*live+1025) {
+			size *= 2
+		}
+		c.entries.resize(size, now)
+		clear(c.seen[:])
+		for _, e := range c.entries.slots {
+			if e.ttl != 0 {
+				c.markSeen(e.key)
+			}
+		}
+		c.purgeAt = 2*c.entries.n + 1024
 	}
 	return use
 }

@@ -82,7 +82,7 @@ func repeat(tok, n int) []int {
 func TestAnthropicCache(t *testing.T) {
 	last := func(n int) CacheMark { return CacheMark{Index: n - 1, TTL: "5m"} }
 	t.Run("below the minimum nothing is cached", func(t *testing.T) {
-		c := &anthropicCache{min: 1024, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 1024}
 		for i := 0; i < 3; i++ {
 			got := c.serve(view(seq(1, 10), repeat(100, 10), last(10)), float64(i))
 			if got != (cacheUse{}) {
@@ -91,7 +91,7 @@ func TestAnthropicCache(t *testing.T) {
 		}
 	})
 	t.Run("write then read at the breakpoint", func(t *testing.T) {
-		c := &anthropicCache{min: 1024, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 1024}
 		got := c.serve(view(seq(1, 10), repeat(200, 10), last(10)), 0)
 		if got != (cacheUse{Write5m: 2000}) {
 			t.Fatalf("first: %+v, want 2000 written", got)
@@ -102,7 +102,7 @@ func TestAnthropicCache(t *testing.T) {
 		}
 	})
 	t.Run("docs worked example: 10, 15, then 35 blocks misses", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
 		if got := c.serve(view(seq(1, 15), repeat(100, 15), last(15)), 1); got.Read != 1000 {
 			t.Fatalf("turn 2 read %d, want 1000 (entry at block 10)", got.Read)
@@ -113,14 +113,14 @@ func TestAnthropicCache(t *testing.T) {
 		}
 	})
 	t.Run("exactly 20 positions back still hits", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
 		if got := c.serve(view(seq(1, 29), repeat(100, 29), last(29)), 1); got.Read != 1000 {
 			t.Fatalf("read %d, want 1000: block 10 is the 20th position back from 29", got.Read)
 		}
 	})
 	t.Run("a change more than 20 blocks before the breakpoint misses", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		ids := seq(1, 40)
 		c.serve(view(ids, repeat(100, 40), last(40)), 0)
 		changed := append([]int(nil), ids...)
@@ -130,7 +130,7 @@ func TestAnthropicCache(t *testing.T) {
 		}
 	})
 	t.Run("a second breakpoint before the change keeps the prefix", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		ids := seq(1, 40)
 		c.serve(view(ids, repeat(100, 40), CacheMark{Index: 9, TTL: "5m"}, last(40)), 0)
 		changed := append([]int(nil), ids...)
@@ -141,14 +141,14 @@ func TestAnthropicCache(t *testing.T) {
 		}
 	})
 	t.Run("a 6-minute idle gap expires a 5-minute entry", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
 		if got := c.serve(view(seq(1, 11), repeat(100, 11), last(11)), 360); got.Read != 0 {
 			t.Fatalf("read %d after 6 minutes, want 0", got.Read)
 		}
 	})
 	t.Run("a hit refreshes the TTL", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		c.serve(view(seq(1, 10), repeat(100, 10), last(10)), 0)
 		// 4 minutes later: hit, refreshed; 8 minutes after the write (4 after
 		// the hit) it still hits.
@@ -168,7 +168,7 @@ func TestAnthropicCache(t *testing.T) {
 		// eviction): its system breakpoint still reads the 200 tokens. Were
 		// only the longest hit refreshed, the system entry would have expired
 		// at t=5 min and r3 would read nothing.
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		sys := CacheMark{Index: 1, TTL: "5m"}
 		c.serve(view(seq(1, 10), repeat(100, 10), sys, last(10)), 0)
 		if got := c.serve(view(seq(1, 12), repeat(100, 12), sys, last(12)), 240); got.Read != 1000 {
@@ -181,7 +181,7 @@ func TestAnthropicCache(t *testing.T) {
 		}
 	})
 	t.Run("a 1-hour entry survives the gap", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		got := c.serve(view(seq(1, 10), repeat(100, 10), CacheMark{Index: 9, TTL: "1h"}), 0)
 		if got != (cacheUse{Write1h: 1000}) {
 			t.Fatalf("%+v, want a 1h write of 1000", got)
@@ -191,14 +191,14 @@ func TestAnthropicCache(t *testing.T) {
 		}
 	})
 	t.Run("mixed TTLs bill 1h up to the last 1h breakpoint, 5m after", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		got := c.serve(view(seq(1, 10), repeat(100, 10), CacheMark{Index: 3, TTL: "1h"}, CacheMark{Index: 9, TTL: "5m"}), 0)
 		if got != (cacheUse{Write1h: 400, Write5m: 600}) {
 			t.Fatalf("%+v, want 400 at 1h and 600 at 5m", got)
 		}
 	})
 	t.Run("at most 4 breakpoints", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		var marks []CacheMark
 		for i := 0; i < 6; i++ {
 			marks = append(marks, CacheMark{Index: i, TTL: "5m"})
@@ -207,12 +207,12 @@ func TestAnthropicCache(t *testing.T) {
 		if c.Dropped != 2 {
 			t.Fatalf("dropped %d, want 2", c.Dropped)
 		}
-		if len(c.entries) != 4 {
-			t.Fatalf("%d entries, want 4", len(c.entries))
+		if c.entries.n != 4 {
+			t.Fatalf("%d entries, want 4", c.entries.n)
 		}
 	})
 	t.Run("no breakpoint, no caching", func(t *testing.T) {
-		c := &anthropicCache{min: 100, entries: map[uint64]*antEntry{}}
+		c := &anthropicCache{min: 100}
 		c.serve(view(seq(1, 10), repeat(100, 10)), 0)
 		if got := c.serve(view(seq(1, 10), repeat(100, 10)), 1); got != (cacheUse{}) {
 			t.Fatalf("%+v", got)

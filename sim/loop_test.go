@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -9,7 +10,7 @@ import (
 func TestEventQueueOrder(t *testing.T) {
 	var q eventQueue
 	for i, due := range []float64{5, 1, 5, 3, 1} {
-		q = append(q, queued{due: due, seq: uint64(i), ev: trace.Event{ID: string(rune('a' + i))}})
+		q = append(q, queued{due: due, seq: uint64(i), ev: &trace.Event{ID: string(rune('a' + i))}})
 	}
 	q.sort()
 	got := ""
@@ -76,4 +77,35 @@ func mustTok(t *testing.T) Tokenizer {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// reusingSource yields its events through one Event, as a trace.Reader does.
+type reusingSource struct {
+	sliceSource
+	ev trace.Event
+}
+
+func (s *reusingSource) Event() *trace.Event {
+	s.ev = s.sliceSource.evs[s.i]
+	return &s.ev
+}
+
+// A source that reuses its event gives the results of one that does not: the
+// run copies what it queues and keeps.
+func TestReusingSource(t *testing.T) {
+	h, evs := randomWorkload(5, 300)
+	for _, p := range []string{"flat", "regions:coder", "as-recorded"} {
+		cfg := Config{Policy: p, Model: testProfile("anthropic"), Window: 8192}
+		a, err := Run(context.Background(), SliceSource(h, evs), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Run(context.Background(), &reusingSource{sliceSource: sliceSource{h: h, evs: evs, i: -1}}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x, y := mustJSON(t, a), mustJSON(t, b); x != y {
+			t.Errorf("%s: results differ:\n%s\n%s", p, x, y)
+		}
+	}
 }

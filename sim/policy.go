@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
@@ -33,6 +34,11 @@ type env struct {
 	series bool
 	// rebuild: see Config.rebuild.
 	rebuild bool
+	// literalRuns: see Config.literalRuns.
+	literalRuns bool
+	// toolResults is how many tool results the run will have, if known: a
+	// size for maps with an entry per result.
+	toolResults int
 
 	// regionNames lists the regions blocks came from, in order of first
 	// block; a block's slot indexes it.
@@ -106,9 +112,12 @@ func (e *env) makeBlockSigned(kind BlockKind, id, text string, size int, facts [
 
 // makeBlock makes a block that record has yet to enter in env.content.
 func (e *env) makeBlock(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64, tokens int) *Block {
+	// The block is zero: set field by field, not copied whole (224 bytes,
+	// with a write barrier on every pointer while the GC marks).
 	b := e.allocBlock()
-	*b = Block{ID: id, Kind: kind, Text: text, Size: size, since: -1, nextUse: -1,
-		exempt: kind == BlockTask || kind == BlockSystem, Refetched: e.refetching}
+	b.ID, b.Kind, b.Text, b.Size = id, kind, text, size
+	b.since, b.nextUse = -1, -1
+	b.exempt, b.Refetched = kind == BlockTask || kind == BlockSystem, e.refetching
 	if len(facts) > 0 {
 		b.Facts = append([]trace.Fact(nil), facts...)
 	}
@@ -457,33 +466,72 @@ const fillerMark = "~~~~~~~~~~~~~~~~"
 // counted for text[:from] (from must start a segment). It also returns where
 // the text's last segment starts and the tokens before it: what follows can
 // change if the text grows, what precedes cannot; open reports that the last
-// segment is a run of filler reaching the end of text. Each segment (plain
-// text, or a run of filler) is counted on its own, so the sum resumes
-// exactly. If s is not nil, the segments are signed into it as well.
+// segment is a run of filler written out reaching the end of text. Each
+// segment (plain text, or a run of filler, encoded or written out) is
+// counted on its own, so the sum resumes exactly. If s is not nil, the
+// segments are signed into it as well.
 func countSegments(tok Tokenizer, text string, from, before int, s *signer) (n, last, beforeLast int, open bool) {
 	n, pos := before, from
+	rs := runsOf(text)
 	for {
-		i := strings.Index(text[pos:], fillerMark)
-		if i < 0 {
+		i, k, size := rs.next(pos)
+		if i == len(text) {
 			break
 		}
-		i += pos
 		n += tok.Count(text[pos:i])
 		if s != nil {
 			s.add(text, pos, i)
 		}
-		j := i + fillerRun(text[i:]) // end of the run
-		if j == len(text) {
+		j := i + size
+		if j == len(text) && size == k {
 			// The run may go on as the text grows.
-			return n + tok.CountBytes(j-i), i, n, true
+			return n + tok.CountBytes(k), i, n, true
 		}
-		n += tok.CountBytes(j - i)
+		n += tok.CountBytes(k)
 		pos = j
 	}
 	if s != nil {
 		s.add(text, pos, len(text))
 	}
 	return n + tok.Count(text[pos:]), pos, n, false
+}
+
+// runs finds the runs of filler of a text, written out (fillerMark or more
+// of fillerByte) or encoded (engine.AppendFiller), in order: it remembers
+// where the next of each form is, so that a text with many of one form is
+// not searched to its end for the other at each.
+type runs struct {
+	text     string
+	lit, enc int // the next run of each form from the last position asked; len(text) if none
+	n, size  int // the encoded one's filler bytes and size
+}
+
+func runsOf(text string) runs { return runs{text: text, lit: -1, enc: -1} }
+
+// next is the first run at or after pos: where it starts (len(text) if
+// there is none), its bytes of filler, and its size in text (n for a run
+// written out).
+func (r *runs) next(pos int) (at, n, size int) {
+	if r.lit < pos {
+		r.lit = len(r.text)
+		if i := strings.Index(r.text[pos:], fillerMark); i >= 0 {
+			r.lit = pos + i
+		}
+	}
+	if r.enc < pos {
+		r.enc = len(r.text)
+		if i, n, size := engine.NextFiller(r.text[pos:]); i >= 0 {
+			r.enc, r.n, r.size = pos+i, n, size
+		}
+	}
+	switch {
+	case r.lit < r.enc:
+		n := fillerRun(r.text[r.lit:])
+		return r.lit, n, n
+	case r.enc < len(r.text):
+		return r.enc, r.n, r.size
+	}
+	return len(r.text), 0, 0
 }
 
 // signer computes a text's signature as signText does with limit
@@ -494,18 +542,13 @@ type signer struct {
 }
 
 // add signs the segment text[pos:end] of plain text, which a run of filler
-// follows unless end is the text's end: the trigrams from pos-2 on that
-// start before the run's third byte.
+// follows unless end is the text's end, and one precedes unless pos is 0:
+// the trigrams of the segment with "~~" before it and "~~~" after it.
 func (s *signer) add(text string, pos, end int) {
 	if s.plain += end - pos; s.plain > sigMaxBytes {
 		return
 	}
-	if end == len(text) {
-		s.sig.add(text[max(0, pos-2):])
-		return
-	}
-	s.sig.add(text[max(0, pos-2) : end+2])
-	s.sig.add(fillerMark[:3])
+	s.sig.addSpan(text[pos:end], pos > 0, end < len(text))
 }
 
 // countSigned is countText that also computes the signature signText would

@@ -131,7 +131,7 @@ func (p *Profile) check() error {
 	if p.MaxOutput < 0 {
 		return keyError{"max_output", fmt.Errorf("%d: want >= 0", p.MaxOutput)}
 	}
-	if _, err := NewTokenizer(p.Tokenizer); err != nil {
+	if err := checkTokenizer(p.Tokenizer); err != nil {
 		return keyError{"tokenizer", err}
 	}
 	if _, err := ParseCacheKind(p.Cache); err != nil {

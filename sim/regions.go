@@ -43,9 +43,9 @@ type regionPolicy struct {
 	regions   map[string]*regionState
 	last      *regionState // the state region last returned, for its name's next call
 
-	cache  map[uint64]*Block // converted engine blocks by content key
-	cached []*Block          // the blocks in cache, in the order converted
-	prev   []*Block          // the last request's blocks
+	cached []*Block   // converted engine blocks, in the order converted
+	index  blockTable // their indices in cached by content key
+	prev   []*Block   // the last request's blocks
 	// How many of prev are the trace's system blocks, and the engine's;
 	// the blocks of its messages up to and including each.
 	prevSys, prevSysBlocks int
@@ -131,6 +131,56 @@ func (s *hashSet) add(h uint64) bool {
 	}
 }
 
+// blockTable maps the keys of converted blocks to their indices in
+// regionPolicy.cached, by open addressing as hashSet: adding and finding one
+// cost a fraction of a map's, and its array holds no pointers for the GC.
+type blockTable struct {
+	slots []blockSlot
+	n     int // keys in slots
+}
+
+type blockSlot struct {
+	key uint64
+	i   int // 1 + the index; 0 marks an empty slot
+}
+
+// find returns the index of key, or -1.
+func (t *blockTable) find(key uint64) int {
+	if t.n == 0 {
+		return -1
+	}
+	mask := uint64(len(t.slots) - 1)
+	for j := key & mask; ; j = (j + 1) & mask {
+		s := &t.slots[j]
+		if s.i == 0 {
+			return -1
+		}
+		if s.key == key {
+			return s.i - 1
+		}
+	}
+}
+
+// add adds key, which the table lacks, with index i.
+func (t *blockTable) add(key uint64, i int) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots, t.n = make([]blockSlot, max(64, 2*len(old))), 0
+		for _, s := range old {
+			if s.i != 0 {
+				t.add(s.key, s.i-1)
+			}
+		}
+	}
+	mask := uint64(len(t.slots) - 1)
+	j := key & mask
+	for t.slots[j].i != 0 {
+		j = (j + 1) & mask
+	}
+	t.slots[j] = blockSlot{key: key, i: i + 1}
+	t.n++
+}
+
 // parsedBlueprint is an embedded blueprint parsed once.
 type parsedBlueprint struct {
 	once sync.Once
@@ -179,8 +229,8 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 	}
 	p := &regionPolicy{env: e, bp: bp,
 		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
-		callEvent: map[string]string{}, refetched: map[string]bool{}, regions: map[string]*regionState{},
-		cache: map[uint64]*Block{}, warned: map[string]bool{}}
+		callEvent: make(map[string]string, e.toolResults), refetched: map[string]bool{}, regions: map[string]*regionState{},
+		warned: map[string]bool{}}
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.
 	probe := p.opt
@@ -215,7 +265,7 @@ func (p *regionPolicy) start() bool {
 	// schemas and a base prompt would be: the engine gets the rest of the
 	// window (counted its way, bytes/4).
 	for _, b := range p.sys {
-		opt.Window -= (len(b.Text) + 3) / 4
+		opt.Window -= (engine.TextLen(b.Text) + 3) / 4
 	}
 	if opt.Window <= 0 {
 		p.err = fmt.Errorf("the trace's system prompt (%d tokens) fills the %d-token window", p.opt.Window-opt.Window, p.opt.Window)
@@ -252,22 +302,15 @@ func (p *regionPolicy) check(what string, err error) {
 // content is an event's text, or for elided content a stand-in of the same
 // size that holds the facts verbatim in its middle (so that routing, budgets,
 // truncation and summaries see facts where real content would have them:
-// neither first nor last).
-func content(ev *trace.Event) string {
+// neither first nor last), cut from the policy's arena: made one by one,
+// they were a sixth of a run's allocation.
+func (p *regionPolicy) content(ev *trace.Event) string {
 	if ev.Text != "" || ev.Size == 0 {
 		return ev.Text
 	}
-	return standIn(ev.Size, ev.Facts)
-}
-
-// content is content(ev), with a stand-in that holds facts cut from the
-// policy's arena: made one by one, they were a sixth of a run's allocation.
-func (p *regionPolicy) content(ev *trace.Event) string {
-	if ev.Text != "" || ev.Size == 0 || len(ev.Facts) == 0 {
-		return content(ev)
-	}
-	b := p.standIns.room(standInLen(ev.Size, ev.Facts))
-	return p.standIns.finish(appendStandIn(b, ev.Size, ev.Facts))
+	literal := p.env.literalRuns
+	b := p.standIns.room(standInLen(ev.Size, ev.Facts, literal))
+	return p.standIns.finish(appendStandIn(b, ev.Size, ev.Facts, literal))
 }
 
 // fillerByte pads elided content; countText counts a run of it as bytes, not
@@ -280,18 +323,18 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		if p.ctx != nil {
 			p.warn("system prompt after the first turn: sent ahead of the regions, but the engine's window was set without it")
 		}
-		p.sys = append(p.sys, p.env.newBlock(BlockSystem, ev.ID, content(ev), 0, ev.Facts))
+		p.sys = append(p.sys, p.env.newBlock(BlockSystem, ev.ID, p.content(ev), 0, ev.Facts))
 	case trace.KindTask:
 		if p.ctx == nil && p.task == "" {
-			p.task = content(ev)
+			p.task = p.content(ev)
 			return
 		}
 		if p.start() {
-			p.check("task", p.ctx.AddUser(content(ev)))
+			p.check("task", p.ctx.AddUser(p.content(ev)))
 		}
 	case trace.KindUser:
 		if p.start() {
-			p.check("user", p.ctx.AddUser(content(ev)))
+			p.check("user", p.ctx.AddUser(p.content(ev)))
 		}
 	case trace.KindAssistant:
 		if !p.start() {
@@ -308,7 +351,7 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		}
 		text := ev.Text
 		if text == "" && ev.Size > 0 {
-			text = content(ev)
+			text = p.content(ev)
 		}
 		p.check("assistant", p.ctx.AddAssistant(text, calls))
 	case trace.KindToolResult:
@@ -367,6 +410,9 @@ func blockKey(eb *engine.Block) uint64 {
 func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	kind := BlockRegion
 	text := eb.Text
+	if p.env.literalRuns {
+		text = engine.ExpandFiller(text)
+	}
 	evID, isEvent := "", false
 	switch eb.Type {
 	case engine.BlockToolResult:
@@ -397,8 +443,8 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// What the chunk held before it grew was sent already (re-prefill
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
-		if old := rs.chunk; old != nil && old.sent && len(text) > len(old.Text) && commonPrefix(old.Text, text) == len(old.Text) {
-			b.prior = min(sharedTokens(p.env.tok, len(old.Text), old.Tokens), b.Tokens)
+		if old := rs.chunk; old != nil && old.sent && extendsText(old.Text, text) {
+			b.prior = min(sharedTokens(p.env.tok, engine.TextLen(old.Text), old.Tokens), b.Tokens)
 		}
 		rs.chunk = b
 	} else {
@@ -426,6 +472,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 
 func (p *regionPolicy) request() *Request {
 	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
+	p.req.same, p.req.kept = 0, false
 	if !p.start() {
 		// The engine could not start (see the warning): the agent still sends
 		// what it always sends, so the request is measured, not left empty.
@@ -450,12 +497,12 @@ func (p *regionPolicy) request() *Request {
 			b = p.prev[k]
 			k++
 		default:
-			if c, ok := p.cache[key]; ok {
-				b = c
-				k = prevBase + c.pos + 1
+			if i := p.index.find(key); i >= 0 {
+				b = p.cached[i]
+				k = prevBase + b.pos + 1
 			} else {
 				b = p.convert(eb, key)
-				p.cache[key] = b
+				p.index.add(key, len(p.cached))
 				p.cached = append(p.cached, b)
 			}
 		}
@@ -507,6 +554,9 @@ func (p *regionPolicy) request() *Request {
 	}
 	p.req.Blocks = append(p.spare[:0], p.sys...)
 	p.req.Blocks = append(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
+	if ns == prevSys {
+		p.req.same = ns + sameSys // the meter need not compare them
+	}
 	k, base, prevBase = prevSys+sameSys, ns, prevSys
 	sysMarks := 0
 	for i := range er.System {
@@ -546,8 +596,10 @@ func (p *regionPolicy) request() *Request {
 			}
 		}
 	}
-	// The request's blocks are the next one's prev, not a copy of them.
+	// The request's blocks are the next one's prev, not a copy of them; the
+	// next is built in the array before, so the meter may keep this one.
 	p.spare, p.prev = p.prev, p.req.Blocks
+	p.req.kept = true
 	if p.env.series {
 		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
 		for _, u := range p.occ {
@@ -557,23 +609,25 @@ func (p *regionPolicy) request() *Request {
 		}
 		slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
 	}
-	// Forget converted blocks that left the request a while ago.
-	// A slice is walked faster than the map, in the order the blocks were
-	// allocated.
+	// Forget converted blocks that left the request a while ago (walked in
+	// the order they were allocated), and index the rest anew.
 	if p.nreq%512 == 0 {
 		for _, b := range p.req.Blocks[len(p.sys):] {
 			b.used = p.nreq
 		}
 		kept := p.cached[:0]
 		for _, b := range p.cached {
-			if b.used < p.nreq-8 {
-				delete(p.cache, b.key)
-			} else {
+			if b.used >= p.nreq-8 {
 				kept = append(kept, b)
 			}
 		}
 		clear(p.cached[len(kept):])
 		p.cached = kept
+		clear(p.index.slots)
+		p.index.n = 0
+		for i, b := range kept {
+			p.index.add(b.key, i)
+		}
 	}
 	return &p.req
 }

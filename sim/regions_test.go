@@ -110,7 +110,8 @@ func TestRegionsBadBlueprint(t *testing.T) {
 
 func TestStandInContent(t *testing.T) {
 	ev := &trace.Event{Kind: trace.KindToolResult, ID: "r", Size: 1000, Facts: []trace.Fact{{ID: "f", Text: "port = 8443"}}}
-	c := content(ev)
+	p := regionPolicy{env: &env{literalRuns: true}}
+	c := p.content(ev)
 	if len(c) != 1000 {
 		t.Errorf("stand-in of %d bytes, want 1000", len(c))
 	}
@@ -124,8 +125,11 @@ func TestStandInContent(t *testing.T) {
 		if n < 240 || n > 260 {
 			t.Errorf("%s: stand-in counts %d tokens, want about 250 (its bytes / 4)", name, n)
 		}
+		if enc := (&regionPolicy{env: &env{}}).content(ev); countText(tok, enc) != n {
+			t.Errorf("%s: encoded stand-in counts %d tokens, want %d", name, countText(tok, enc), n)
+		}
 	}
-	if got := content(&trace.Event{Text: "as is"}); got != "as is" {
+	if got := p.content(&trace.Event{Text: "as is"}); got != "as is" {
 		t.Errorf("text content changed: %q", got)
 	}
 }
@@ -205,12 +209,15 @@ func TestRegionBlockTexts(t *testing.T) {
 
 // The region policy's stand-ins, cut from its arena, are standIn's.
 func TestArenaStandIn(t *testing.T) {
-	var p regionPolicy
+	p := regionPolicy{env: &env{}}
 	for _, size := range []int{0, 1, 5, 30, 1000, 9000, 20000} {
 		for _, facts := range [][]trace.Fact{nil, {{ID: "f", Text: "port = 8443"}}, {{ID: "a", Text: "x"}, {ID: "b", Text: "a longer fact text"}}} {
 			ev := &trace.Event{Kind: trace.KindToolResult, ID: "r", Size: size, Facts: facts}
-			got, want := p.content(ev), content(ev)
-			if got != want || standInLen(size, facts) != len(standIn(size, facts)) {
+			got, want := p.content(ev), standIn(size, facts, false)
+			if size == 0 {
+				want = "" // no elided content
+			}
+			if got != want {
 				t.Errorf("size %d, %d facts: arena stand-in %.40q, want %.40q", size, len(facts), got, want)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
@@ -86,10 +87,17 @@ func (b *Block) Has(f *trace.Probe) bool {
 			return true
 		}
 	}
-	if b.Text != "" && len(b.Text) >= len(f.Text) {
-		return strings.Contains(b.Text, f.Text)
+	return b.Text != "" && containsText(b.Text, f.Text)
+}
+
+// containsText is strings.Contains of text, its runs of filler written out,
+// and sub: no valid UTF-8 text matches inside an encoded run, so text need
+// be written out only if sub has filler in it.
+func containsText(text, sub string) bool {
+	if strings.Contains(sub, fillerByte) && engine.HasFiller(text) {
+		return strings.Contains(engine.ExpandFiller(text), sub)
 	}
-	return false
+	return strings.Contains(text, sub)
 }
 
 // gramSig is a 256-bit set of a text's byte trigrams: a text that lacks one
@@ -103,6 +111,69 @@ func sigOf(s string) gramSig {
 	var g gramSig
 	g.add(s)
 	return g
+}
+
+// gramAdder is a set of trigrams: a signature or a wide one.
+type gramAdder interface {
+	add(s string)
+	add3(a, b, c byte)
+}
+
+// gramWriter adds the trigrams of a text written in pieces to g.
+type gramWriter[S gramAdder] struct {
+	g    S
+	a, b byte // the last two bytes written
+	n    int  // how many bytes were written, up to 2
+}
+
+func (w *gramWriter[S]) write(s string) {
+	if len(s) == 0 {
+		return
+	}
+	// The trigrams that start before s.
+	if w.n == 2 {
+		w.g.add3(w.a, w.b, s[0])
+	}
+	if w.n >= 1 && len(s) >= 2 {
+		w.g.add3(w.b, s[0], s[1])
+	}
+	w.g.add(s)
+	if len(s) >= 2 {
+		w.a, w.b, w.n = s[len(s)-2], s[len(s)-1], 2
+	} else {
+		w.a, w.b, w.n = w.b, s[0], min(w.n+1, 2)
+	}
+}
+
+// addSpan adds the trigrams of seg with "~~" before it if a run of filler
+// precedes it, and "~~~" after it if one follows (the trigrams of the text
+// written out); not generic, so that a signature on the stack stays there.
+func (g *gramSig) addSpan(seg string, after, before bool) {
+	var buf [8]byte
+	if len(seg) < 2 {
+		b := buf[:0]
+		if after {
+			b = append(b, "~~"...)
+		}
+		b = append(b, seg...)
+		if before {
+			b = append(b, "~~~"...)
+		}
+		g.add(string(b))
+		return
+	}
+	if after {
+		g.add(string(append(append(buf[:0], "~~"...), seg[:2]...)))
+	}
+	g.add(seg)
+	if before {
+		g.add(string(append(append(buf[:0], seg[len(seg)-2:]...), "~~~"...)))
+	}
+}
+
+func (g *gramSig) add3(a, b, c byte) {
+	k := gram(a, b, c)
+	g[k>>6] |= 1 << (k & 63)
 }
 
 // add adds the trigrams of s to g.
@@ -134,11 +205,12 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 			return true
 		}
 	}
-	if b.Text == "" || len(b.Text) < len(f.Text) {
+	if b.Text == "" || len(b.Text) < len(f.Text) && !engine.HasFiller(b.Text) {
 		return false
 	}
 	if b.sigState == 0 && len(b.Text) <= sigMaxBytes {
-		b.sig, b.sigState = sigOf(b.Text), 1
+		signText(&b.sig, b.Text, 0, math.MaxInt)
+		b.sigState = 1
 	}
 	if b.sigState == 1 && !b.sig.covers(need) {
 		return false
@@ -148,13 +220,13 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 		// a wider set of their trigrams rules most of them out.
 		if b.wide == nil {
 			b.wide = new(wideSig)
-			signText(b.wide, b.Text, math.MaxInt) // skipping runs of filler
+			signText(b.wide, b.Text, 0, math.MaxInt) // skipping runs of filler
 		}
 		if !b.wide.holds(f.Text) {
 			return false
 		}
 	}
-	return strings.Contains(b.Text, f.Text)
+	return containsText(b.Text, f.Text)
 }
 
 // wideSig is a 4096-bit set of a long text's byte trigrams.
@@ -162,6 +234,11 @@ type wideSig [64]uint64
 
 func wideGram(a, b, c byte) uint32 {
 	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9e3779b1 >> 20
+}
+
+func (w *wideSig) add3(a, b, c byte) {
+	k := wideGram(a, b, c)
+	w[k>>6] |= 1 << (k & 63)
 }
 
 // add adds the trigrams of s to w.
@@ -214,6 +291,10 @@ type Request struct {
 	// same is a policy's promise that its first same blocks are the very
 	// blocks of its previous request (0 promises nothing).
 	same int
+	// kept is a policy's promise that it leaves the array of Blocks as it is
+	// until its next request has been measured: the meter keeps the array as
+	// the previous request instead of copying it.
+	kept bool
 }
 
 // Tokens returns the request's total tokens.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
@@ -83,6 +84,10 @@ type Config struct {
 	// rebuild (tests only) makes the region policy convert every request
 	// in full, without the engine's account of what stayed the same.
 	rebuild bool
+	// literalRuns (tests only) writes the runs of filler of stand-ins out
+	// (the engine encodes them again), and the engine's requests' runs:
+	// the simulator then sees no encoded run.
+	literalRuns bool
 }
 
 // Result is the outcome of one run.
@@ -149,7 +154,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
-		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild}
+		factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild, literalRuns: cfg.literalRuns}
 	var fut *future
 	if spec.Name == "clairvoyant" {
 		evs, err := readAll(ctx, src)
@@ -159,11 +164,22 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 		fut = newFuture(evs)
 		src = SliceSource(hdr, evs)
 	}
+	// The tool results of a SliceSource are counted first, so that the maps
+	// with an entry per result are made at their size: growing them was a
+	// fortieth of a run.
+	if s, ok := src.(*sliceSource); ok {
+		for i := range s.evs {
+			if s.evs[i].Kind == trace.KindToolResult {
+				e.toolResults++
+			}
+		}
+	}
+	e.content = make(map[string]*contentStat, e.toolResults)
 	pol, err := newPolicy(spec, e, fut)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: map[string]*trace.Event{}}
+	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: make(map[string]toolResult, e.toolResults)}
 	r.m.init(e, cm)
 	if err := r.run(ctx, src); err != nil {
 		return nil, err
@@ -184,6 +200,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 
 // run applies the events of src and the inferences they call for.
 func (r *runner) run(ctx context.Context, src Source) error {
+	_, r.stable = src.(*sliceSource)
 	n := 0
 	for src.Scan() {
 		n++
@@ -209,7 +226,7 @@ func (r *runner) run(ctx context.Context, src Source) error {
 			r.m.taskHash = hashContent(BlockTask, ev.ID, ev.Text, 0)
 			r.m.taskSig = sigOf(ev.Text)
 		}
-		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: *ev})
+		r.q = append(r.q, queued{due: r.dueTime(ev), seq: r.seq, ev: r.hold(ev)})
 		r.seq++
 	}
 	if err := src.Err(); err != nil {
@@ -300,7 +317,7 @@ func newPolicy(spec PolicySpec, e *env, fut *future) (policy, error) {
 type queued struct {
 	due float64
 	seq uint64
-	ev  trace.Event
+	ev  *trace.Event // see runner.hold
 }
 
 // eventQueue holds the events that arrived since the last inference, in
@@ -351,9 +368,48 @@ type runner struct {
 	lastInf int // position of the last inference
 	refetch int
 
-	tools    map[string]*trace.Event // tool results by id, for refetch
-	toolSlab []trace.Event           // backing for tools' copies
+	// stable: the source's events stay as they are for the whole run
+	// (SliceSource), so the run holds them by pointer; else it copies them.
+	stable   bool
+	held     [][]trace.Event       // copies of the queued events, heldLen each
+	nheld    int                   // events in held
+	tools    map[string]toolResult // tool results by id, for refetch
+	toolSlab []trace.Event         // backing for tools' copies
 	pending  []pendingProbe
+
+	// Reused by every inference: what evalProbes returns (read before its
+	// next call) and a refetch turn (no policy keeps an event it observes).
+	misses  []pendingProbe
+	calls   []trace.ToolCall
+	results []toolResult
+	call    trace.Event
+	result  trace.Event
+}
+
+// toolResult is a tool result kept for refetch, with its tool's latency.
+type toolResult struct {
+	ev      *trace.Event
+	latency float64
+}
+
+// heldLen is how many queued events an array of runner.held holds.
+const heldLen = 64
+
+// hold returns ev, or a copy of it that lasts until the queue is drained if
+// the source may reuse it: copying every event, pointers and all, was a
+// share of a run's write barriers.
+func (r *runner) hold(ev *trace.Event) *trace.Event {
+	if r.stable {
+		return ev
+	}
+	i := r.nheld
+	if i/heldLen == len(r.held) {
+		r.held = append(r.held, make([]trace.Event, heldLen))
+	}
+	cp := &r.held[i/heldLen][i%heldLen]
+	*cp = *ev
+	r.nheld++
+	return cp
 }
 
 // dueTime is when an event happens in virtual time: tool results after their
@@ -386,10 +442,14 @@ func (r *runner) drain() {
 		if it.due > r.clock {
 			r.clock = it.due
 		}
-		r.apply(&it.ev, it.due)
+		r.apply(it.ev, it.due)
 	}
-	clear(q) // let the events' strings go
+	clear(q)
 	r.q = q[:0]
+	for i := 0; i < r.nheld; i += heldLen {
+		clear(r.held[i/heldLen][:min(heldLen, r.nheld-i)]) // let the events' strings go
+	}
+	r.nheld = 0
 }
 
 func (r *runner) apply(ev *trace.Event, due float64) {
@@ -402,15 +462,17 @@ func (r *runner) apply(ev *trace.Event, due float64) {
 		r.pending = append(r.pending, pendingProbe{probe: *ev.Probe, depth: depth})
 		return
 	case trace.KindToolResult:
-		// The run keeps every tool result: copies come from a slab.
-		if len(r.toolSlab) == 0 {
-			r.toolSlab = make([]trace.Event, 64)
+		// The run keeps every tool result: copies, if any, come from a slab.
+		kept := ev
+		if !r.stable {
+			if len(r.toolSlab) == 0 {
+				r.toolSlab = make([]trace.Event, 64)
+			}
+			kept = &r.toolSlab[0]
+			r.toolSlab = r.toolSlab[1:]
+			*kept = *ev
 		}
-		cp := &r.toolSlab[0]
-		r.toolSlab = r.toolSlab[1:]
-		*cp = *ev
-		cp.Latency = due - r.anchor
-		r.tools[ev.ID] = cp
+		r.tools[ev.ID] = toolResult{ev: kept, latency: due - r.anchor}
 	}
 	r.pol.observe(ev)
 }
@@ -426,17 +488,17 @@ func (r *runner) infer(ev *trace.Event) {
 		r.chargeSummaries()
 		uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
 		misses := r.evalProbes(req, true)
-		var calls []trace.ToolCall
-		var results []*trace.Event
+		calls, results := r.calls[:0], r.results[:0]
 		for _, p := range misses {
 			src := r.tools[p.probe.Source]
-			if r.cfg.NoRefetch || p.probe.Refetch == nil || src == nil {
-				r.m.lost[p.probe.Fact+"\x00"+p.probe.Text] = true
+			if r.cfg.NoRefetch || p.probe.Refetch == nil || src.ev == nil {
+				r.m.lost[lostFact{p.probe.Fact, p.probe.Text}] = true
 				continue
 			}
 			calls = append(calls, *p.probe.Refetch)
 			results = append(results, src)
 		}
+		r.calls, r.results = calls, results
 		if len(calls) == 0 {
 			out := ev.OutputTokens
 			if out == 0 {
@@ -448,16 +510,18 @@ func (r *runner) infer(ev *trace.Event) {
 		// The model re-issues the calls instead of replying; their results
 		// come back after the slowest tool's latency.
 		r.refetch++
-		call := trace.Event{Kind: trace.KindAssistant, ID: fmt.Sprintf("refetch#%d", r.refetch), ToolCalls: calls}
-		r.finishInference(uncachedPrefill, r.env.tok.Count(assistantText(&call)))
+		call := &r.call
+		*call = trace.Event{Kind: trace.KindAssistant, ID: fmt.Sprintf("refetch#%d", r.refetch), ToolCalls: calls}
+		r.finishInference(uncachedPrefill, r.env.tok.Count(assistantText(call)))
 		r.env.refetching = true
-		r.pol.observe(&call)
+		r.pol.observe(call)
 		wait := 0.0
 		for i, src := range results {
-			cp := *src
+			cp := &r.result
+			*cp = *src.ev
 			cp.CallID = calls[i].ID // the result answers the re-issued call
-			r.pol.observe(&cp)
-			wait = math.Max(wait, src.Latency)
+			r.pol.observe(cp)
+			wait = math.Max(wait, src.latency)
 		}
 		r.env.refetching = false
 		r.clock += wait
@@ -490,7 +554,7 @@ func (r *runner) chargeSummaries() {
 }
 
 func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
-	var misses []pendingProbe
+	misses := r.misses[:0]
 	for _, p := range r.pending {
 		var found *Block
 		if measured {
@@ -524,6 +588,7 @@ func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 		}
 	}
 	r.pending = r.pending[:0]
+	r.misses = misses
 	return misses
 }
 
@@ -539,6 +604,7 @@ type meter struct {
 	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
+	fresh  []int32   // the request's blocks absent from the last one, by index
 	sigs   []gramSig // filters of the request's first blocks, see filter
 	view   prefixView
 	ratios []float64 // per-pair prefix stability
@@ -555,14 +621,14 @@ type meter struct {
 	taskHits, firstLoss, taskReqs   int
 	factProbes, factHits, refProbes int
 	refHits                         int
-	lost                            map[string]bool
+	lost                            map[lostFact]bool
 	memo                            map[string]*factMemo
 	depth                           map[int]*DepthBucket
 }
 
 func (m *meter) init(e *env, cm cacheModel) {
 	m.env, m.cache = e, cm
-	m.lost = map[string]bool{}
+	m.lost = map[lostFact]bool{}
 	m.memo = map[string]*factMemo{}
 	m.depth = map[int]*DepthBucket{}
 }
@@ -596,19 +662,23 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if lcpPtr > 0 {
 		h, tot, rtot = chains[lcpPtr-1], cum[lcpPtr-1], rcum[lcpPtr-1]
 	}
-	for i := lcpPtr; i < n; i++ {
-		b := blocks[i]
+	// Walked as slices of one length, so that indexing them is not checked.
+	m.fresh = m.fresh[:0]
+	walk := blocks[lcpPtr:]
+	wch, wcum, wrcum := chains[lcpPtr:][:len(walk)], cum[lcpPtr:][:len(walk)], rcum[lcpPtr:][:len(walk)]
+	for j, b := range walk {
 		h = chain(h, b.Hash)
 		tot += b.Tokens
 		if b.Refetched {
 			rtot += b.Tokens
 		}
-		chains[i], cum[i], rcum[i] = h, tot, rtot
+		wch[j], wcum[j], wrcum[j] = h, tot, rtot
 		b.seenAt = r
 		if b.since < 0 {
 			b.since = r
+			m.fresh = append(m.fresh, int32(lcpPtr+j))
 			if b.sigState == 0 {
-				m.sign(b, i)
+				m.sign(b, lcpPtr+j)
 			}
 			if m.taskText != "" && m.holdsTask(b) {
 				m.taskIn++
@@ -656,30 +726,31 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if n > 0 {
 		m.refetch += int64(v.rcum[n-1])
 	}
-	for i := sort.SearchInts(v.cum, use.Read+1); i < n; i++ {
-		b := blocks[i]
+	// A block sent before is re-prefilled whole (a grown chunk: its previous
+	// version), but the first, from the read point on.
+	start := sort.SearchInts(v.cum, use.Read+1)
+	for i, b := range blocks[start:] {
 		if b.Refetched {
 			continue
 		}
-		end := v.cum[i]
+		part := b.Tokens
 		if !b.sent {
-			// New content; a grown chunk's previous version was sent before.
-			if b.prior == 0 {
-				continue
-			}
-			end = v.tokensThrough(i-1) + b.prior
+			part = b.prior // new content; a grown chunk's previous version was sent before
 		}
-		part := int64(end - max(use.Read, v.tokensThrough(i-1)))
+		if i == 0 {
+			part -= use.Read - v.tokensThrough(start-1)
+		}
 		if part <= 0 {
 			continue
 		}
-		m.reprefill += part
+		m.reprefill += int64(part)
 		if !b.exempt {
-			m.pend(b, b.pendingTokens, b.pendingReprefill+part)
+			m.resend(b, int64(part))
 		}
 	}
-	for _, b := range blocks[lcpPtr:] {
-		b.sent = true
+	// A block present in the last request was sent then (or before).
+	for _, i := range m.fresh {
+		blocks[i].sent = true
 	}
 	// Presence intervals for dead waste: blocks of the previous request that
 	// are gone now close their interval.
@@ -702,9 +773,16 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		sink.Request(RequestSample{Index: m.requests, Time: now, RequestTokens: tot, StableTokens: stable,
 			CacheReadTokens: use.Read, Regions: req.Regions, Request: req})
 	}
-	m.prev = append(m.prev[:lcpPtr], blocks[lcpPtr:]...)
+	if req.kept {
+		m.prev = blocks
+	} else {
+		m.prev = append(m.prev[:lcpPtr], blocks[lcpPtr:]...)
+	}
 	return tot - use.Read
 }
+
+// lostFact is a fact a probe missed that the agent could not fetch again.
+type lostFact struct{ id, text string }
 
 // factMemo remembers, per fact text, the last request whose blocks were
 // all searched for it and the blocks found to hold it, so that a fact probed
@@ -781,6 +859,14 @@ func (m *meter) pend(b *Block, tokens, reprefill int64) {
 	b.pendingTokens, b.pendingReprefill = tokens, reprefill
 }
 
+// resend adds part to the pending re-prefill tokens of block b, as pend
+// with its pending dead tokens unchanged (no region's dead tokens change).
+func (m *meter) resend(b *Block, part int64) {
+	rep := b.pendingReprefill + part
+	m.deadRep += min(rep, b.pendingTokens) - min(b.pendingReprefill, b.pendingTokens)
+	b.pendingReprefill = rep
+}
+
 // used records that a probe at the current request used block b: its sends
 // so far, this request's included, were not dead.
 func (m *meter) used(b *Block) {
@@ -796,7 +882,7 @@ func (m *meter) holdsTask(b *Block) bool {
 	if b.taskState == 0 {
 		b.taskState = 1
 		if (b.Kind == BlockTask && b.Hash == m.taskHash) ||
-			(len(b.Text) >= len(m.taskText) && (b.sigState != 1 || b.sig.covers(&m.taskSig)) && strings.Contains(b.Text, m.taskText)) {
+			(b.Text != "" && (b.sigState != 1 || b.sig.covers(&m.taskSig)) && containsText(b.Text, m.taskText)) {
 			b.taskState = 2
 		}
 	}
@@ -814,7 +900,7 @@ func (m *meter) sign(b *Block, i int) {
 		grown := len(a.Text) >= 2 && len(a.Text) <= len(b.Text) && unsafe.StringData(a.Text) == unsafe.StringData(b.Text)
 		if grown && a.sigState == 1 {
 			b.sig = a.sig
-			signText(&b.sig, b.Text[len(a.Text)-2:], math.MaxInt)
+			signText(&b.sig, b.Text, len(a.Text), math.MaxInt)
 			b.sigState = 1
 			return
 		}
@@ -823,11 +909,11 @@ func (m *meter) sign(b *Block, i int) {
 			b.sigState = 2
 			b.wide = new(wideSig)
 			*b.wide = *a.wide
-			signText(b.wide, b.Text[len(a.Text)-2:], math.MaxInt)
+			signText(b.wide, b.Text, len(a.Text), math.MaxInt)
 			return
 		}
 	}
-	if signText(&b.sig, b.Text, sigMaxBytes) {
+	if signText(&b.sig, b.Text, 0, sigMaxBytes) {
 		b.sigState = 1
 	} else {
 		b.sig, b.sigState = gramSig{}, 2
@@ -844,30 +930,43 @@ func (b *Block) filter() gramSig {
 	return b.sig
 }
 
-// signText adds the trigrams of s to g (a signature or a wide one), hashing
-// at most limit bytes outside runs of filler (a run adds only "~~~" and the
-// trigrams across its ends); it reports false if s has more.
-func signText[S interface{ add(string) }](g S, s string, limit int) bool {
-	pos := 0
-	for {
-		i := strings.Index(s[pos:], fillerMark)
-		if i < 0 {
-			break
-		}
-		i += pos
-		// The trigrams that start before the run, up to its first two bytes.
+// signText adds to g (a signature or a wide one) the trigrams of s that
+// start from two bytes before from on, its runs of filler written out (a run
+// adds only "~~~" and the trigrams across its ends), hashing at most limit
+// bytes outside runs; it reports false if s has more.
+func signText[S gramAdder](g S, s string, from, limit int) bool {
+	w := gramWriter[S]{g: g}
+	w.a, w.b, w.n = before2(s, from)
+	rs := runsOf(s)
+	for pos := from; ; {
+		i, _, size := rs.next(pos)
 		if limit -= i - pos; limit < 0 {
 			return false
 		}
-		g.add(s[max(0, pos-2) : i+2])
-		g.add(fillerMark[:3])
-		pos = i + fillerRun(s[i:])
+		w.write(s[pos:i])
+		if i == len(s) {
+			return true
+		}
+		w.write(fillerMark[:3])
+		pos = i + size
 	}
-	if limit -= len(s) - pos; limit < 0 {
-		return false
+}
+
+// before2 is the last two bytes of s[:from] written out, and how many
+// there are (an encoded run ends with its mark, where filler precedes).
+func before2(s string, from int) (a, b byte, n int) {
+	const mark = 0xFF
+	switch {
+	case from == 0:
+		return 0, 0, 0
+	case s[from-1] == mark:
+		return fillerByte[0], fillerByte[0], 2
+	case from == 1:
+		return 0, s[0], 1
+	case s[from-2] == mark:
+		return fillerByte[0], s[from-1], 2
 	}
-	g.add(s[max(0, pos-2):])
-	return true
+	return s[from-2], s[from-1], 2
 }
 
 // commonTokens is the token length of the common prefix of two differing
@@ -876,15 +975,88 @@ func (m *meter) commonTokens(a, b *Block) int {
 	if a.Text == "" || b.Text == "" {
 		return 0
 	}
-	i := commonPrefix(a.Text, b.Text)
-	if i == 0 {
+	i, extra := commonPrefixRuns(a.Text, b.Text)
+	if i == 0 && extra == 0 {
 		return 0
 	}
-	n := m.env.tok.Count(a.Text[:i])
+	size := engine.TextLen(a.Text[:i]) + extra
+	var n int
+	if bp, ok := m.env.tok.(bytesPer); ok {
+		n = bp.CountBytes(size)
+	} else if extra == 0 && !engine.HasFiller(a.Text[:i]) {
+		n = m.env.tok.Count(a.Text[:i])
+	} else {
+		n = m.env.tok.Count(engine.ExpandFiller(a.Text[:i]) + strings.Repeat(fillerByte, extra))
+	}
 	if i < len(a.Text) || i < len(b.Text) {
-		n = sharedTokens(m.env.tok, i, n)
+		n = sharedTokens(m.env.tok, size, n)
 	}
 	return max(0, min(n, a.Tokens, b.Tokens))
+}
+
+// commonPrefixRuns is the common prefix of a and b, their runs written out:
+// a[:i] and extra bytes of filler, where the two diverge inside runs of
+// filler (encoded, or one written out) that start at i.
+func commonPrefixRuns(a, b string) (i, extra int) {
+	i = commonPrefix(a, b)
+	if i == len(a) && i == len(b) {
+		return i, 0
+	}
+	s := encodedRunAt(a, i)
+	if s < 0 {
+		s = encodedRunAt(b, i)
+	}
+	if s < 0 {
+		return i, 0
+	}
+	return s, min(fillerAt(a, s), fillerAt(b, s))
+}
+
+// encodedRunAt is where the encoded run of s that i falls in (or starts at)
+// starts, or -1: found from the last mark at or before i.
+func encodedRunAt(s string, i int) int {
+	const mark = 0xFF
+	r := strings.LastIndexByte(s[:min(i+1, len(s))], mark)
+	if r < 0 {
+		return -1
+	}
+	if _, size := engine.FillerAt(s[r:]); size > 0 {
+		return r // the mark opens a run: i is in it
+	}
+	// The mark may close a run that i is at the end of.
+	if o := strings.LastIndexByte(s[:r], mark); o >= 0 {
+		if _, size := engine.FillerAt(s[o:]); size > 0 && o+size == r+1 && i == r {
+			return o
+		}
+	}
+	return -1
+}
+
+// fillerAt is the bytes of filler s has at i: an encoded run's, or those
+// written out.
+func fillerAt(s string, i int) int {
+	if at, n, _ := engine.NextFiller(s[i:]); at == 0 {
+		return n
+	}
+	n := 0
+	for i+n < len(s) && s[i+n] == fillerByte[0] {
+		n++
+	}
+	return n
+}
+
+// extendsText reports whether text, its runs written out, is old's written
+// out and more.
+func extendsText(old, text string) bool {
+	if len(text) > len(old) && commonPrefix(old, text) == len(old) {
+		return true
+	}
+	if old == "" || old[len(old)-1] != 0xFF {
+		return false // only a run of filler at old's end can go on in text
+	}
+	i, extra := commonPrefixRuns(old, text)
+	n := engine.TextLen(old)
+	return engine.TextLen(old[:i])+extra == n && engine.TextLen(text) > n
 }
 
 // sharedTokens is how many of the tokens of a text's first size bytes

@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/engine"
+	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
 // signText skips runs of filler yet gives sigOf's signature, and a grown
@@ -11,22 +14,29 @@ import (
 func TestSignTextIsSigOf(t *testing.T) {
 	run := strings.Repeat(fillerByte, 40)
 	texts := []string{"", "a", "ab~", run, "x" + run, run + "y", "ab" + run + "cd" + run + "e",
-		"~~" + run + "~x~", "a~~~b" + strings.Repeat(fillerByte, 15) + "c", standIn(5000, nil) + "tail" + run}
+		"~~" + run + "~x~", "a~~~b" + strings.Repeat(fillerByte, 15) + "c", standIn(5000, nil, true) + "tail" + run,
+		standIn(5000, nil, false) + "tail" + run, "x" + standIn(300, nil, false) + "y" + standIn(20, nil, false),
+		standIn(5000, []trace.Fact{{Text: "a"}, {Text: "bc"}}, false) + "d"}
 	for _, tx := range texts {
+		want := sigOf(engine.ExpandFiller(tx))
 		var g gramSig
-		if !signText(&g, tx, math.MaxInt) || g != sigOf(tx) {
+		if !signText(&g, tx, 0, math.MaxInt) || g != want {
 			t.Errorf("signText(%.30q) differs from sigOf", tx)
 		}
-		for cut := 2; cut <= len(tx); cut++ {
-			g := sigOf(tx[:cut])
-			signText(&g, tx[cut-2:], math.MaxInt)
-			if g != sigOf(tx) {
+		for cut := 1; cut <= len(tx); cut++ {
+			if at := encodedRunAt(tx, cut); at >= 0 && at != cut {
+				continue // inside an encoded run
+			}
+			var g gramSig
+			signText(&g, tx[:cut], 0, math.MaxInt)
+			signText(&g, tx, cut, math.MaxInt)
+			if g != want {
 				t.Fatalf("signature of %.30q grown at %d differs from sigOf", tx, cut)
 			}
 		}
 	}
 	var g gramSig
-	if signText(&g, strings.Repeat("abc", 1000)+run, 2048) {
+	if signText(&g, strings.Repeat("abc", 1000)+run, 0, 2048) {
 		t.Error("signText hashed more than its limit")
 	}
 }
@@ -35,7 +45,9 @@ func TestSignTextIsSigOf(t *testing.T) {
 func TestCountSigned(t *testing.T) {
 	run := strings.Repeat(fillerByte, 40)
 	texts := []string{"a", "ab~", run, "x" + run, run + "y", "ab" + run + "cd" + run + "e",
-		standIn(5000, nil) + "tail" + run, strings.Repeat("abc", 1000) + run, run + strings.Repeat("abc", 682) + "ab"}
+		standIn(5000, nil, true) + "tail" + run, strings.Repeat("abc", 1000) + run, run + strings.Repeat("abc", 682) + "ab",
+		standIn(5000, nil, false) + "tail" + run, "x" + standIn(300, []trace.Fact{{Text: "fact"}}, false) + "y",
+		strings.Repeat("abc", 682) + standIn(300, nil, false) + "ab"}
 	bpe, err := NewTokenizer("o200k_base")
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +56,12 @@ func TestCountSigned(t *testing.T) {
 		for _, tx := range texts {
 			n, g, ok := countSigned(tok, tx)
 			var want gramSig
-			wantOK := signText(&want, tx, sigMaxBytes)
+			wantOK := signText(&want, tx, 0, sigMaxBytes)
 			if !wantOK {
 				want = gramSig{}
+			}
+			if x := engine.ExpandFiller(tx); countText(tok, x) != countText(tok, tx) {
+				t.Errorf("countText(%.30q) = %d, written out %d", tx, countText(tok, tx), countText(tok, x))
 			}
 			if n != countText(tok, tx) || ok != wantOK || g != want {
 				t.Errorf("countSigned(%.30q) = %d, %v; want %d, %v", tx, n, ok, countText(tok, tx), wantOK)
@@ -58,7 +73,7 @@ func TestCountSigned(t *testing.T) {
 // A wide signature holds every substring of its text, and one extended
 // from a prefix's is the whole text's.
 func TestWideSig(t *testing.T) {
-	tx := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40) + standIn(300, nil) + "end"
+	tx := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40) + standIn(300, nil, true) + "end"
 	var w wideSig
 	w.add(tx)
 	for i := 0; i+20 <= len(tx); i += 7 {
@@ -69,9 +84,10 @@ func TestWideSig(t *testing.T) {
 	if w.holds("zzqxj") {
 		t.Error("wide signature holds trigrams its text lacks")
 	}
-	var skipped wideSig
-	signText(&skipped, tx, math.MaxInt)
-	if skipped != w {
+	var skipped, encoded wideSig
+	signText(&skipped, tx, 0, math.MaxInt)
+	signText(&encoded, strings.Repeat("the quick brown fox jumps over the lazy dog ", 40)+standIn(300, nil, false)+"end", 0, math.MaxInt)
+	if skipped != w || encoded != w {
 		t.Error("wide signature skipping runs of filler differs")
 	}
 	for _, cut := range []int{2, 100, len(tx) - 1} {

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -43,7 +42,7 @@ func summarize(e *env, blocks []*Block, maxTokens int) *Block {
 		if sb.Len() > 0 {
 			sb.WriteString("\n\n")
 		}
-		writeContent(&sb, b)
+		writeContent(&sb, b, e.literalRuns)
 	}
 	e.compactionSeq++
 	id := fmt.Sprintf("summary#%d", e.compactionSeq)
@@ -63,12 +62,12 @@ func summarize(e *env, blocks []*Block, maxTokens int) *Block {
 
 // writeContent writes the text a block stands for: its text, or for elided
 // content the stand-in the region policy gives the engine.
-func writeContent(sb *strings.Builder, b *Block) {
+func writeContent(sb *strings.Builder, b *Block, literal bool) {
 	if b.Text != "" || b.Size == 0 {
 		sb.WriteString(b.Text)
 		return
 	}
-	writeStandIn(sb, b.Size, b.Facts)
+	writeStandIn(sb, b.Size, b.Facts, literal)
 }
 
 // tokenCounter counts for the engine's summariser with the simulator's
@@ -81,69 +80,60 @@ var _ engine.TokenCounter = tokenCounter{}
 
 // standIn is elided content of size bytes: filler with the facts verbatim in
 // its middle, one a line (neither first nor last, where real content would
-// have them).
-func standIn(size int, facts []trace.Fact) string {
-	if len(facts) == 0 {
-		// Most stand-ins are fact-free: two runs of filler, each ending in a
-		// newline, the second as long as the first or one longer. One string
-		// holds such a pair for every length up to maxFillerRun, so they
-		// cost no allocation however long the engine keeps them.
-		pad := max(0, size-2)
-		if b := pad - pad/2; b < maxFillerRun {
-			runs := fillerRuns()
-			i := len(runs) - (b+1)*(b+2)/2 // where the run of b starts
-			return runs[i-1-pad/2 : i+b+1]
-		}
-	}
-	var sb strings.Builder
-	writeStandIn(&sb, size, facts)
-	return sb.String()
+// have them). Its runs of filler are encoded (engine.AppendFiller), so that
+// a stand-in costs bytes for its facts only, however large the content it
+// stands for: the engine and the meter take a run for the bytes it encodes.
+// Written out (literal, for tests), it is the text the encoding stands for.
+func standIn(size int, facts []trace.Fact, literal bool) string {
+	return string(appendStandIn(make([]byte, 0, standInLen(size, facts, literal)), size, facts, literal))
 }
 
-func writeStandIn(sb *strings.Builder, size int, facts []trace.Fact) {
+func writeStandIn(sb *strings.Builder, size int, facts []trace.Fact, literal bool) {
+	var buf [64]byte
+	sb.Write(appendStandIn(buf[:0], size, facts, literal))
+}
+
+// appendStandIn appends standIn(size, facts, literal) to b.
+func appendStandIn(b []byte, size int, facts []trace.Fact, literal bool) []byte {
 	n := 0
 	for _, f := range facts {
 		n += len(f.Text) + 1
 	}
 	pad := max(0, size-n-2)
-	sb.Grow(pad + n + 2)
-	writeFiller(sb, pad/2)
-	sb.WriteByte('\n')
-	for _, f := range facts {
-		sb.WriteString(f.Text)
-		sb.WriteByte('\n')
-	}
-	writeFiller(sb, pad-pad/2)
-	sb.WriteByte('\n')
-}
-
-// appendStandIn appends standIn(size, facts) to b.
-func appendStandIn(b []byte, size int, facts []trace.Fact) []byte {
-	n := 0
-	for _, f := range facts {
-		n += len(f.Text) + 1
-	}
-	pad := max(0, size-n-2)
-	b = appendFiller(b, pad/2)
+	b = appendFiller(b, pad/2, literal)
 	b = append(b, '\n')
 	for _, f := range facts {
 		b = append(b, f.Text...)
 		b = append(b, '\n')
 	}
-	b = appendFiller(b, pad-pad/2)
+	b = appendFiller(b, pad-pad/2, literal)
 	return append(b, '\n')
 }
 
-// standInLen is len(standIn(size, facts)).
-func standInLen(size int, facts []trace.Fact) int {
+// standInLen is len(standIn(size, facts, literal)).
+func standInLen(size int, facts []trace.Fact, literal bool) int {
 	n := 2
 	for _, f := range facts {
 		n += len(f.Text) + 1
 	}
-	return max(size, n)
+	if literal {
+		return max(size, n)
+	}
+	pad := max(0, size-n)
+	return n + fillerLen(pad/2) + fillerLen(pad-pad/2)
 }
 
-func appendFiller(b []byte, n int) []byte {
+// fillerLen is the bytes of n bytes of filler, encoded.
+func fillerLen(n int) int {
+	var buf [16]byte
+	return len(engine.AppendFiller(buf[:0], n))
+}
+
+// appendFiller appends n bytes of filler, encoded unless literal.
+func appendFiller(b []byte, n int, literal bool) []byte {
+	if !literal {
+		return engine.AppendFiller(b, n)
+	}
 	for n > 0 {
 		k := min(n, len(filler))
 		b = append(b, filler[:k]...)
@@ -154,27 +144,3 @@ func appendFiller(b []byte, n int) []byte {
 
 // filler is a run of fillerByte to copy from.
 var filler = strings.Repeat(fillerByte, 4096)
-
-// maxFillerRun bounds the runs of fillerRuns: stand-ins of up to 8 KB
-// (8 MB of runs, made once per process on first use).
-const maxFillerRun = 4100
-
-// fillerRuns is runs of filler of lengths maxFillerRun down to 0, each
-// followed by a newline: a run of n preceded by the end of a run of n+1.
-var fillerRuns = sync.OnceValue(func() string {
-	var sb strings.Builder
-	sb.Grow((maxFillerRun + 1) * (maxFillerRun + 2) / 2)
-	for n := maxFillerRun; n >= 0; n-- {
-		writeFiller(&sb, n)
-		sb.WriteByte('\n')
-	}
-	return sb.String()
-})
-
-func writeFiller(sb *strings.Builder, n int) {
-	for n > 0 {
-		k := min(n, len(filler))
-		sb.WriteString(filler[:k])
-		n -= k
-	}
-}

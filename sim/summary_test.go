@@ -114,7 +114,7 @@ func TestSummarizeIsTheEnginesSummariser(t *testing.T) {
 	}
 	want, err := engine.Extractive{}.Summarize(engine.SummaryRequest{
 		Region:    summaryRegion,
-		Content:   blocks[0].Text + "\n\n" + content(&ev) + "\n\n" + blocks[2].Text,
+		Content:   blocks[0].Text + "\n\n" + standIn(ev.Size, ev.Facts, false) + "\n\n" + blocks[2].Text,
 		MaxTokens: 1000, Counter: tokenCounter{e.tok},
 	})
 	if err != nil {
@@ -140,13 +140,19 @@ func TestFillerRun(t *testing.T) {
 	}
 }
 
-// A fact-free stand-in cut from fillerRuns is the one written out.
-func TestStandInFillerRuns(t *testing.T) {
-	for size := 0; size <= 2*maxFillerRun+8; size++ {
-		var sb strings.Builder
-		writeStandIn(&sb, size, nil)
-		if got := standIn(size, nil); got != sb.String() {
-			t.Fatalf("size %d: stand-in of %d bytes, want %d", size, len(got), sb.Len())
+// A stand-in with encoded runs is the one written out, encoded.
+func TestStandInEncoded(t *testing.T) {
+	for size := 0; size <= 9000; size += 1 + size/50 {
+		for _, facts := range [][]trace.Fact{nil, {{ID: "f", Text: "port = 8443"}}} {
+			enc, lit := standIn(size, facts, false), standIn(size, facts, true)
+			if engine.ExpandFiller(enc) != lit || len(enc) != standInLen(size, facts, false) || len(lit) != standInLen(size, facts, true) {
+				t.Fatalf("size %d: stand-in %q, written out %.40q", size, enc, lit)
+			}
+			var sb strings.Builder
+			writeStandIn(&sb, size, facts, false)
+			if sb.String() != enc {
+				t.Fatalf("size %d: writeStandIn %q, want %q", size, sb.String(), enc)
+			}
 		}
 	}
 }
