@@ -95,10 +95,10 @@ func (m Message) Tokens() int {
 	return t
 }
 
-// Request is an assembled request. Its System and Messages slices are the
-// assembler's and are valid until the next-but-one call of Assemble (they
-// are reused then): read them before, or Clone to keep. Consecutive
-// requests may share slices and text.
+// Request is an assembled request. It and its System and Messages slices
+// are the assembler's and are valid until the next-but-one call of
+// Assemble (they are reused then): read them before, or Clone to keep.
+// Consecutive requests may share slices and text.
 type Request struct {
 	System       []Block
 	Messages     []Message
@@ -193,6 +193,20 @@ type rendered struct {
 	// window's entries leave in about the order they came).
 	msgSlab   []Message
 	blockSlab []Block
+	// Messages of entries that left, in the order they left, from
+	// retiredAt on, with the assembler's count then; now is its count at
+	// this render.
+	retired   []retiredMsg
+	retiredAt int
+	now       uint64
+}
+
+// maxRetired caps a window's retired messages.
+const maxRetired = 256
+
+type retiredMsg struct {
+	m  *Message
+	at uint64
 }
 
 // msgInfo sums a sliding window's messages up to and including one, so
@@ -266,10 +280,11 @@ type assembler struct {
 	wins, spareWins         []*region
 	lead, msgsOK, spareOK   int
 	msgsMarked, spareMarked int
-	begin, cont             Message   // finishing's "Begin." and "Continue."
-	reqSlab                 []Request // what is left of the slab requests are cut from
+	begin, cont             Message     // finishing's "Begin." and "Continue."
+	reqs                    *[3]Request // handed out in turn
 	stableChanges           map[string]int
 	uses, results           map[string]bool // finishMessages' tool call ids
+	count                   uint64          // calls of Assemble
 }
 
 const (
@@ -282,8 +297,9 @@ const (
 // hint, and every sliding_window region as messages. Only regions that
 // changed since the last call are rendered again.
 func (c *Context) Assemble() *Request {
-	c.maybeEvict()
 	a := &c.asm
+	a.count++
+	c.maybeEvict()
 	relist := a.orderChanged || !a.listed
 	if relist {
 		a.listRegions(c.regions)
@@ -298,43 +314,18 @@ func (c *Context) Assemble() *Request {
 	sameSys, sameMsgs, dropMsgs := len(a.system), len(a.msgs), 0
 	var preamble []Message
 	if sysDirty {
-		var groups []sysGroup
-		n := 0
+		var blocks []Block
+		lead := 0
 		if !relist && !hasCustom && !many && a.system != nil && c.renderChanged(changed) {
-			groups, n = a.lastGroups()
+			blocks, lead = a.keptLayout()
 		} else {
-			groups, n, preamble = c.sortGroups()
-		}
-		// lead counts the leading blocks that are as at the last build:
-		// those of regions in the same place that kept them.
-		// The spare buffer holds the build before last, of which the first
-		// spareLead blocks were as at the last build: those of them that
-		// are still so are left as they are, but for the fields
-		// finishSystem sets.
-		lead, leading := 0, true
-		spareLead := a.sysLead
-		if cap(a.spareSys) < n {
-			spareLead = 0
-		}
-		layout := a.spareLayout[:0]
-		blocks := slices.Grow(a.spareSys[:0], n)
-		for i, g := range groups {
-			g.r.rend.sysKept = len(g.blocks) // until rendered again
-			same := 0
-			if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
-				same = min(g.kept, len(g.blocks), a.layout[i].n)
-				leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
-			}
-			blocks = appendBlocks(blocks, g.blocks, min(same, max(spareLead-lead, 0)))
-			lead += same
-			layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
+			groups, n, pre := c.sortGroups()
+			preamble = pre
+			blocks, lead = a.newLayout(groups, n)
 		}
 		a.sysLead = lead
-		a.layout, a.spareLayout = layout, a.layout
-		clear(groups) // holds no blocks between requests
-		a.groups = groups
-		if old := a.spareSys; len(old) > n {
-			clear(old[n:]) // holds no stale text
+		if old := a.spareSys; len(old) > len(blocks) {
+			clear(old[len(blocks):]) // holds no stale text
 		}
 		c.watchStable(a.system, blocks)
 		a.spareSys = a.system
@@ -440,12 +431,11 @@ func (c *Context) Assemble() *Request {
 	}
 	a.orderChanged = false
 	a.prevSysHash, a.havePrev = a.sysHash, true
-	// Requests are cut from a slab, each slot handed out once.
-	if len(a.reqSlab) == 0 {
-		a.reqSlab = make([]Request, 32)
+	// A request is valid until the next-but-one Assemble: three serve.
+	if a.reqs == nil {
+		a.reqs = new([3]Request)
 	}
-	req := &a.reqSlab[0]
-	a.reqSlab = a.reqSlab[1:]
+	req := &a.reqs[a.count%uint64(len(a.reqs))]
 	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
 		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
 	return req
@@ -506,17 +496,71 @@ func (c *Context) renderChanged(changed []*region) bool {
 	return ok
 }
 
-// lastGroups lists the groups of the last build, in its order, with their
-// regions' blocks now and the blocks' count.
-func (a *assembler) lastGroups() ([]sysGroup, int) {
-	groups := a.groups[:0]
+// The system blocks are built in the spare buffer, which holds the build
+// before last, of which the first sysLead blocks were as at the last
+// build: those of them that are still so are left as they are, but for the
+// fields finishSystem sets. Each build returns its blocks and lead, the
+// leading blocks that are as at the last build: those of regions in the
+// same place that kept them.
+
+// sysBuffer is the spare buffer with room for n blocks, and how many of
+// its leading blocks hold the last build's.
+func (a *assembler) sysBuffer(n int) ([]Block, int) {
+	spareLead := a.sysLead
+	if cap(a.spareSys) < n {
+		spareLead = 0
+	}
+	return slices.Grow(a.spareSys[:0], n), spareLead
+}
+
+// keptLayout builds the system blocks in the last build's layout, which
+// every region keeps (renderChanged said so): its slots' counts are updated
+// in place, with no groups listed.
+func (a *assembler) keptLayout() ([]Block, int) {
 	n := 0
 	for _, s := range a.layout {
-		bs := s.r.rend.blocks
-		groups = append(groups, sysGroup{s.tier, s.prio, bs, s.r, s.r.rend.sysKept})
-		n += len(bs)
+		n += len(s.r.rend.blocks)
 	}
-	return groups, n
+	blocks, spareLead := a.sysBuffer(n)
+	lead, leading := 0, true
+	for i := range a.layout {
+		s := &a.layout[i]
+		rd := &s.r.rend
+		bs, kept := rd.blocks, rd.sysKept
+		rd.sysKept = len(bs) // until rendered again
+		same := 0
+		if leading {
+			same = min(kept, len(bs), s.n)
+			leading = kept == len(bs) && kept == s.n
+		}
+		blocks = appendBlocks(blocks, bs, min(same, max(spareLead-lead, 0)))
+		lead += same
+		s.n = len(bs)
+	}
+	return blocks, lead
+}
+
+// newLayout builds the n system blocks of groups, in their order, which
+// becomes the layout.
+func (a *assembler) newLayout(groups []sysGroup, n int) ([]Block, int) {
+	blocks, spareLead := a.sysBuffer(n)
+	lead, leading := 0, true
+	layout := a.spareLayout[:0]
+	for i, g := range groups {
+		g.r.rend.sysKept = len(g.blocks) // until rendered again
+		same := 0
+		if leading = leading && i < len(a.layout) && a.layout[i].r == g.r && g.r.kind != KindCustom; leading {
+			same = min(g.kept, len(g.blocks), a.layout[i].n)
+			leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
+		}
+		blocks = appendBlocks(blocks, g.blocks, min(same, max(spareLead-lead, 0)))
+		lead += same
+		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
+	}
+	a.layout, a.spareLayout = layout, a.layout
+	clear(groups) // holds no blocks between requests
+	a.groups = groups
+	return blocks, lead
 }
 
 // sameBlocks is how many leading blocks of next equal prev's (as
@@ -1272,7 +1316,7 @@ func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) 
 // results merge into it) and the new ones are built.
 func (c *Context) renderMessages(r *region, dirty int) []Message {
 	rd := &r.rend
-	rd.dropped = 0
+	rd.dropped, rd.now = 0, c.asm.count
 	if dirty == 0 && r.shifted > 0 {
 		dirty = dropShiftedMessages(r)
 	}
@@ -1461,9 +1505,19 @@ func (a *rendered) oneBlockMessage(role Role, b Block) *Message {
 	return m
 }
 
-// newMessage returns an entry's message with room for n blocks, cut from
-// slabs: an allocation or two per message were a quarter of a run's.
+// newMessage returns an entry's message with room for n blocks: a retired
+// one with that room, or one cut from slabs (an allocation or two per
+// message were a quarter of a run's).
 func (a *rendered) newMessage(role Role, n int) *Message {
+	for a.retiredAt < len(a.retired) && a.retired[a.retiredAt].at+2 <= a.now {
+		m := a.retired[a.retiredAt].m
+		a.retired[a.retiredAt] = retiredMsg{}
+		a.retiredAt++
+		if cap(m.Blocks) == n {
+			m.Role, m.Blocks, m.Breakpoint = role, m.Blocks[:0], false
+			return m
+		}
+	}
 	const slab = 64
 	if len(a.msgSlab) == 0 {
 		a.msgSlab = make([]Message, slab)
@@ -1475,6 +1529,25 @@ func (a *rendered) newMessage(role Role, n int) *Message {
 	m.Role, m.Blocks = role, a.blockSlab[:0:n]
 	a.msgSlab, a.blockSlab = a.msgSlab[1:], a.blockSlab[n:]
 	return m
+}
+
+// retire takes the message of an entry that left the window at the
+// assembler's count now, for newMessage to reuse from the next-but-one
+// Assemble on, when no request it is in is valid any longer.
+func (a *rendered) retire(m *Message, now uint64) {
+	if len(a.retired)-a.retiredAt >= maxRetired {
+		// Not assembled for a while: the oldest is left to the GC.
+		a.retired[a.retiredAt] = retiredMsg{}
+		a.retiredAt++
+	}
+	if a.retiredAt == len(a.retired) {
+		a.retired, a.retiredAt = a.retired[:0], 0
+	} else if len(a.retired) == cap(a.retired) && a.retiredAt > 0 {
+		n := copy(a.retired, a.retired[a.retiredAt:])
+		clear(a.retired[n:])
+		a.retired, a.retiredAt = a.retired[:n], 0
+	}
+	a.retired = append(a.retired, retiredMsg{m, now})
 }
 
 // renderCustom runs a custom region's render hook on every assembly; a

@@ -65,7 +65,9 @@ func (c *Context) compact(r *region, why string) bool {
 		c.warn(r.name, fmt.Sprintf("%s: region left as it was: %v", why, err))
 		return false
 	}
+	gone := r.entries
 	c.total -= r.clearAll()
+	c.release(r, gone)
 	se := c.summaryEntry(sum)
 	if h != nil {
 		c.appendHistory(h, se)

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -89,10 +90,15 @@ type Context struct {
 	sum     Summarizer
 	regions []*region
 	byName  map[string]*region
+	conv    *region // the conversation
 	stage   *StageDef
 	clock   uint64
 	total   int
 	events  []Event
+	drained []Event // the array the last Drain handed out
+	// The calls awaiting their result: the newest few in order, the rest
+	// by id (addCall).
+	pending []ToolCall
 	calls   map[string]ToolCall
 	gates   map[string]int
 	iter    int
@@ -106,7 +112,9 @@ type Context struct {
 	// Unused room for assistant turns' calls and call tokens.
 	callBuf    []ToolCall
 	callTokBuf []int
+	callRooms  []callRoom      // of turns that left, for AddAssistant to reuse
 	pointers   strings.Builder // the slab of wholePointer
+	free       []*entry        // entries let go of, for newEntry to reuse
 }
 
 // The runtime's infra regions (ENGINE.md §1.9).
@@ -164,6 +172,9 @@ func New(b *Blueprint, opt Options) (*Context, error) {
 			c.addRegion(d, true)
 		}
 	}
+	// Every window has it, and keeps it (a stage layout that declares it
+	// takes it over).
+	c.conv = c.byName["conversation"]
 	if c.byName[StageInstructions] == nil && b.anyPrompt() && !opt.LegacyStageInstructions {
 		d := newRegionDef(StageInstructions, KindPinned, b.autoStageInstrTokens(opt.Window))
 		c.addRegion(d, true)
@@ -227,11 +238,6 @@ func (c *Context) compileScripts() error {
 }
 
 func (c *Context) emit(e Event) {
-	if len(c.events) == cap(c.events) {
-		// Drain hands out the events before the spare capacity, which the
-		// next ones fill: one array serves many Drains.
-		c.events = append(make([]Event, 0, max(2*len(c.events), 64)), c.events...)
-	}
 	c.events = append(c.events, e)
 }
 
@@ -270,15 +276,18 @@ func (c *Context) ObserveUsage(estimatedTokens, reportedTokens int) {
 // Shortfall is the calibration gap ObserveUsage has recorded.
 func (c *Context) Shortfall() int { return c.shortfall }
 
-// Drain returns the engine events since the last Drain.
+// Drain returns the engine events since the last Drain. They are the
+// Context's and valid until the next Drain, which reuses their array: read
+// them before, or copy them to keep.
 func (c *Context) Drain() []Event {
 	n := len(c.events)
 	if n == 0 {
 		return nil
 	}
-	out := c.events[:n:n]
-	c.events = c.events[n:]
-	return out
+	out := c.events
+	clear(c.drained)
+	c.events, c.drained = c.drained[:0], out
+	return out[:n:n]
 }
 
 // Tokens is the current total over every region, hidden ones included.
@@ -364,7 +373,7 @@ func (c *Context) CheckInvariants() error {
 
 // AddUser records a user message in the conversation.
 func (c *Context) AddUser(text string) error {
-	return c.writeNamed("conversation", c.newEntry(EntryUser, text))
+	return c.write(c.conv, c.newEntry(EntryUser, text))
 }
 
 // AddAssistant records an assistant turn, with its tool calls, in the
@@ -372,28 +381,70 @@ func (c *Context) AddUser(text string) error {
 func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 	e := c.newEntry(EntryAssistant, text)
 	if n := len(calls); n > 0 {
-		// The calls and their tokens are cut from arrays shared by many
-		// turns: two allocations fewer a turn.
-		if len(c.callBuf) < n {
-			c.callBuf, c.callTokBuf = make([]ToolCall, max(n, 64)), make([]int, max(n, 64))
+		// The calls and their tokens take the room of a turn that left,
+		// or are cut from arrays shared by many turns: two allocations
+		// fewer a turn.
+		if k := len(c.callRooms); k > 0 && cap(c.callRooms[k-1].calls) >= n {
+			room := c.callRooms[k-1]
+			c.callRooms[k-1] = callRoom{}
+			c.callRooms = c.callRooms[:k-1]
+			e.calls, e.callTok = room.calls[:n], room.tok[:n]
+		} else {
+			if len(c.callBuf) < n {
+				c.callBuf, c.callTokBuf = make([]ToolCall, max(n, 64)), make([]int, max(n, 64))
+			}
+			e.calls, c.callBuf = c.callBuf[:n:n], c.callBuf[n:]
+			e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
 		}
-		e.calls, c.callBuf = c.callBuf[:n:n], c.callBuf[n:]
-		e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
 		copy(e.calls, calls)
 		for i, tc := range calls {
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			e.tokens += t
 			e.callTok[i] = t
-			c.calls[tc.ID] = tc
+			c.addCall(tc)
 		}
 	}
 	c.iter++
-	return c.writeNamed("conversation", e)
+	return c.write(c.conv, e)
+}
+
+// maxPending is how many of the newest calls awaiting their result are
+// listed rather than mapped.
+const maxPending = 8
+
+// addCall records a call awaiting its result. A result most often answers
+// one of the newest calls, so those are listed: a map insert and delete
+// per call cost more than the rest of writing the turn.
+func (c *Context) addCall(tc ToolCall) {
+	c.takeCall(tc.ID) // a repeated id replaces the call it repeats
+	if len(c.pending) == maxPending {
+		c.calls[c.pending[0].ID] = c.pending[0]
+		c.pending = slices.Delete(c.pending, 0, 1)
+	}
+	c.pending = append(c.pending, tc)
+}
+
+// takeCall returns and forgets the call awaiting id's result (the zero
+// call if none is).
+func (c *Context) takeCall(id string) ToolCall {
+	for i := len(c.pending) - 1; i >= 0; i-- {
+		if c.pending[i].ID == id {
+			tc := c.pending[i]
+			c.pending = slices.Delete(c.pending, i, i+1)
+			return tc
+		}
+	}
+	if len(c.calls) == 0 {
+		return ToolCall{}
+	}
+	tc := c.calls[id]
+	delete(c.calls, id)
+	return tc
 }
 
 // AddNudge records a "[System] …" runtime nudge in the conversation.
 func (c *Context) AddNudge(text string) error {
-	return c.writeNamed("conversation", c.newEntry(EntryText, "[System] "+text))
+	return c.write(c.conv, c.newEntry(EntryText, "[System] "+text))
 }
 
 // Write appends text to a region as the runtime would (seeds, inbox).
@@ -554,7 +605,7 @@ func (c *Context) EnterStage(name string) error {
 	target, _ := c.bp.stageInstrTarget(defs, c.opt.Window, legacy)
 	tr := c.byName[target]
 	if tr == nil {
-		tr = c.byName["conversation"]
+		tr = c.conv
 	}
 	if tr.name == StageInstructions {
 		if len(tr.entries) > 0 {

@@ -67,6 +67,7 @@ type region struct {
 	max       int
 	threshold int
 	entries   []*entry
+	store     []*entry // an array of ours that entries may be a window of
 	tokens    int
 	hidden    bool
 	infra     bool
@@ -214,7 +215,19 @@ func (r *region) clearAll() int {
 
 func (r *region) appendEntry(e *entry) {
 	r.lastStamp = max(r.lastStamp, e.stamp)
-	r.entries = append(r.entries, e)
+	if n := len(r.entries); n == cap(r.entries) && 2*n <= cap(r.store) {
+		// The oldest entries left from the front of the array: the rest
+		// move down to its start rather than into a bigger one.
+		copy(r.store[:n], r.entries)
+		clear(r.store[n:cap(r.store)])
+		r.entries = r.store[:n]
+	}
+	if len(r.entries) == cap(r.entries) {
+		r.entries = append(r.entries, e)
+		r.store = r.entries
+	} else {
+		r.entries = append(r.entries, e)
+	}
 	r.tokens += e.tokens
 	r.touch(len(r.entries) - 1)
 }
@@ -236,12 +249,53 @@ func (r *region) indexOfKey(key string) int {
 	return -1
 }
 
-// newEntry counts a text entry's tokens once, here.
+// newEntry counts a text entry's tokens once, here. It reuses an entry
+// the window let go of, if any: a new one per write was a quarter of the
+// engine's allocation.
 func (c *Context) newEntry(kind EntryKind, content string) *entry {
 	if !c.literalRuns {
 		content = canonicalRuns(content)
 	}
-	return &entry{content: content, tokens: c.counter.Count(content), kind: kind}
+	tokens := c.counter.Count(content)
+	if n := len(c.free); n > 0 {
+		e := c.free[n-1]
+		c.free = c.free[:n-1]
+		e.content, e.tokens, e.kind = content, tokens, kind
+		return e
+	}
+	return &entry{content: content, tokens: tokens, kind: kind}
+}
+
+// release hands entries that left r, and that nothing else holds, to
+// newEntry.
+func (c *Context) release(r *region, gone []*entry) {
+	for _, e := range gone {
+		c.forget(r, e)
+	}
+	c.free = append(c.free, gone...)
+}
+
+// forget empties an entry that left r, so that it keeps no content alive:
+// its message goes to r's window and the room of its calls to AddAssistant,
+// for reuse.
+func (c *Context) forget(r *region, e *entry) {
+	if e.msg != nil {
+		r.rend.retire(e.msg, c.asm.count)
+	}
+	if cap(e.calls) > 0 && len(c.callRooms) < maxCallRooms {
+		clear(e.calls[:cap(e.calls)])
+		c.callRooms = append(c.callRooms, callRoom{e.calls[:0], e.callTok[:0]})
+	}
+	*e = entry{}
+}
+
+// maxCallRooms caps the rooms kept for AddAssistant.
+const maxCallRooms = 64
+
+// callRoom is the room of an assistant turn's calls and their tokens.
+type callRoom struct {
+	calls []ToolCall
+	tok   []int
 }
 
 func (c *Context) stampEntry(e *entry) {
@@ -330,7 +384,13 @@ func (c *Context) evictOldest(r *region, why string) {
 	if n == 0 {
 		return
 	}
+	// Forgotten once dropRange has read them.
+	k := len(c.free)
+	c.free = append(c.free, r.entries[:n]...)
 	t := r.dropRange(0, n)
+	for _, e := range c.free[k:] {
+		c.forget(r, e)
+	}
 	c.total -= t
 	c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: t, Entries: n, Message: why})
 }

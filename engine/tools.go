@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -57,19 +56,17 @@ func lookupTool[V any](m map[string]V, tool string) (V, bool) {
 	if v, ok := m[tool]; ok {
 		return v, true
 	}
+	// The first matching key in sorted order: the least, found without
+	// sorting (this runs for every routed result).
 	ct := canonicalTool(tool)
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if canonicalTool(k) == ct {
-			return m[k], true
+	var v V
+	best, ok := "", false
+	for k, kv := range m {
+		if (!ok || k < best) && canonicalTool(k) == ct {
+			best, v, ok = k, kv, true
 		}
 	}
-	var zero V
-	return zero, false
+	return v, ok
 }
 
 // AddToolResult stores a tool result where the stage's routing sends it
@@ -77,8 +74,7 @@ func lookupTool[V any](m map[string]V, tool string) (V, bool) {
 // truncation ladder, and the pointer left in the conversation.
 func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	content := tr.Content
-	call := c.calls[tr.CallID]
-	delete(c.calls, tr.CallID)
+	call := c.takeCall(tr.CallID)
 	tool := tr.Tool
 	if tool == "" {
 		tool = call.Name
@@ -171,7 +167,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	routed.Pointer = ptr
 	pe := c.newEntry(EntryToolResult, ptr)
 	pe.callID, pe.tool, pe.isError = tr.CallID, tool, tr.IsError
-	if _, err := c.ladder(c.byName["conversation"], pe); err != nil {
+	if _, err := c.ladder(c.conv, pe); err != nil {
 		return routed, err
 	}
 	return routed, nil
