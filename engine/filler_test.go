@@ -36,6 +36,9 @@ func FuzzFiller(f *testing.F) {
 	f.Add("\xff\x81\x80\xff", 400, 0, 401)
 	f.Add("é\xff", 16, 1, 17)
 	f.Fuzz(func(t *testing.T, s string, n, at, cut int) {
+		if TextLen(s) > 1<<20 {
+			return // an encoded run may stand for more bytes than a test can write out
+		}
 		// Any input: TextLen and runeCount agree with the expansion.
 		x := ExpandFiller(s)
 		if TextLen(s) != len(x) || runeCount(s) != utf8.RuneCountInString(x) {

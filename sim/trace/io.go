@@ -156,6 +156,11 @@ func (r *Reader) Line() int { return r.line }
 // Err returns the first error met, or nil at a clean end of input.
 func (r *Reader) Err() error { return r.err }
 
+// MaxSize bounds an elided event's Size. Elided content costs a run nothing
+// per byte, but whatever writes it out (a summariser call, an inspected
+// request) would need that much memory; no tool result comes near 1 GiB.
+const MaxSize = 1 << 30
+
 // Validate checks the fields an event of its kind must carry.
 func (e *Event) Validate() error {
 	if e.ID == "" {
@@ -166,6 +171,9 @@ func (e *Event) Validate() error {
 	}
 	if e.Size < 0 {
 		return fmt.Errorf("negative size %d", e.Size)
+	}
+	if e.Size > MaxSize {
+		return fmt.Errorf("size %d: over the %d-byte limit for one event's content", e.Size, MaxSize)
 	}
 	if e.Text != "" && e.Size != 0 {
 		return errors.New("both text and size set: size is only for elided content")

@@ -91,6 +91,7 @@ func TestReaderErrors(t *testing.T) {
 		{"duplicate id", hdr + "\n" + `{"kind":"user","id":"u","t":0}` + "\n\n" + `{"kind":"user","id":"u","t":1}`, 4, "line 2"},
 		{"time goes back", hdr + "\n" + `{"kind":"user","id":"u","t":5}` + "\n" + `{"kind":"user","id":"v","t":1}`, 3, "before"},
 		{"tool result without call", hdr + "\n" + `{"kind":"tool_result","id":"r","t":0,"tool":"bash"}`, 2, "call_id"},
+		{"size over the limit", hdr + "\n" + `{"kind":"user","id":"u","t":0,"size":1099511627776}`, 2, "1073741824-byte limit"},
 		{"text and size", hdr + "\n" + `{"kind":"user","id":"u","t":0,"text":"x","size":3}`, 2, "both text and size"},
 		{"usage that does not add up", hdr + "\n" + `{"kind":"usage","id":"u","t":0,"usage":{"prompt":5,"uncached":1,"cache_read":1,"cache_write":1,"output":0}}`, 2, "prompt 5"},
 		{"probe without text", hdr + "\n" + `{"kind":"probe","id":"p","t":0,"probe":{"fact":"f","text":"","source":"x"}}`, 2, "probe.text"},
