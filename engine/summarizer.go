@@ -98,6 +98,8 @@ type sumScratch struct {
 	scanSeen, seen seenSet
 	order          []int32
 	keep           []bool
+	at             []int32   // pick: where each kept line starts in the summary
+	madeBuf        []sumLine // summaryLines' lines, before an entry takes a copy
 	lower          []byte
 	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
 	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
@@ -400,15 +402,14 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	var b strings.Builder
 	b.Grow(size)
 	b.WriteString(header)
-	var at []int32 // where each kept line starts in the summary
-	if made {
-		at = make([]int32, 0, kept)
-	}
+	at := sc.at[:0]
 	for i := range cands {
 		if keep[i] {
 			c := &cands[i]
 			b.WriteByte('\n')
-			at = append(at, int32(b.Len()))
+			if made {
+				at = append(at, int32(b.Len()))
+			}
 			b.WriteString(c.key[:c.cut])
 			if int(c.cut) < len(c.key) {
 				if n := c.tail(); n > 0 {
@@ -430,6 +431,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	if made {
 		sc.made, sc.madeText = sc.summaryLines(s, header, cands, at, counter), s
 	}
+	sc.at = at
 	return s, nil
 }
 
@@ -466,7 +468,9 @@ func sortByScore(order []int32, cands []sumLine) []int32 {
 // candidates' texts starting at at) as scanLines would scan them.
 func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32, counter TokenCounter) []sumLine {
 	defer sc.seen.reset()
-	lines := make([]sumLine, 0, 1+len(at))
+	// Built in a buffer and copied: repeats of cut lines make fewer lines
+	// than at has, and the entry keeps them.
+	lines := sc.madeBuf[:0]
 	hh := lineHash(header, runLen{})
 	sc.seen.add(header, hh, false)
 	lines = append(lines, sc.newSumLine(header, "", hh, runLen{}, true, counter))
@@ -521,7 +525,10 @@ func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32
 			lines = append(lines, sc.newSumLine(text, "", h, rl, false, counter))
 		}
 	}
-	return lines
+	made := slices.Clone(lines)
+	clear(lines) // holds no content between calls
+	sc.madeBuf = lines
+	return made
 }
 
 var informative = []string{"error", "fail", "panic", "exception", "warning", "fatal", "decid", "decision", "must", "todo", "fix", "because", "result", "found", "conclusion", "summary", "important", "note"}
