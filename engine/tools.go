@@ -54,6 +54,10 @@ func canonicalTool(name string) string {
 }
 
 func lookupTool[V any](m map[string]V, tool string) (V, bool) {
+	if len(m) == 0 {
+		var zero V
+		return zero, false
+	}
 	if v, ok := m[tool]; ok {
 		return v, true
 	}
@@ -77,7 +81,11 @@ func lookupTool[V any](m map[string]V, tool string) (V, bool) {
 // truncation ladder, and the pointer left in the conversation.
 func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	content := tr.Content
-	call := c.calls[tr.CallID]
+	// The call is read only for its name, an error's hint or file tracking.
+	var call ToolCall
+	if tr.Tool == "" || tr.IsError || c.bp.FileTracking.Enabled {
+		call = c.calls[tr.CallID]
+	}
 	delete(c.calls, tr.CallID)
 	tool := tr.Tool
 	if tool == "" {
