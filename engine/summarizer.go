@@ -387,7 +387,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	keep := slices.Grow(sc.keep[:0], len(cands))[:len(cands)]
 	clear(keep)
 	sc.keep = keep
-	used, size, kept := 0, len(header), 0
+	used, size := 0, len(header)
 	for _, i := range order {
 		if t := int(cands[i].tokens); used+t <= budget {
 			keep[i] = true
@@ -396,7 +396,6 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			if int(cands[i].cut) < len(cands[i].key) {
 				size += len("…")
 			}
-			kept++
 		}
 	}
 	var b strings.Builder
