@@ -108,16 +108,21 @@ func ExpandFiller(s string) string {
 	}
 }
 
-// TextLen is the length of s in bytes, its runs expanded.
+// TextLen is the length of s in bytes, its runs expanded. It is called
+// for nearly every text, so it looks for runs itself (not NextFiller).
 func TextLen(s string) int {
 	n := len(s)
 	for {
-		at, k, size := NextFiller(s)
-		if at < 0 {
+		i := strings.IndexByte(s, runMark)
+		if i < 0 {
 			return n
 		}
-		n += k - size
-		s = s[at+size:]
+		if k, size := parseRun(s[i:]); size > 0 {
+			n += k - size
+			s = s[i+size:]
+		} else {
+			s = s[i+1:] // a byte as any
+		}
 	}
 }
 

@@ -98,6 +98,8 @@ type sumScratch struct {
 	scanSeen, seen seenSet
 	order          []int32
 	keep           []bool
+	at             []int32   // pick: where each kept line starts in the summary
+	madeBuf        []sumLine // summaryLines' lines, before an entry takes a copy
 	lower          []byte
 	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
 	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
@@ -120,15 +122,17 @@ type sumScratch struct {
 
 // newSumLine scores line (trimmed, not blank) as scanLines keeps it. nl is
 // line with the newline after it, if the content has them so (else ""): a
-// counter other than BytesPerFour counts them without a copy.
-func (sc *sumScratch) newSumLine(line, nl string, hash uint64, run, first bool, counter TokenCounter) sumLine {
+// counter other than BytesPerFour counts them without a copy. If line is a
+// run line, rl is its byte and length (runLine), else zero.
+func (sc *sumScratch) newSumLine(line, nl string, hash uint64, rl runLen, first bool, counter TokenCounter) sumLine {
 	var s, size int
-	enc := false // line is one encoded run
+	run := rl.n > 0
+	enc := run && rl.c != line[0] // line is one encoded run
 	if run {
 		// As lineScore cuts it (without comparing it again): the score
 		// depends only on the byte, so it is worked out once per byte.
-		c, n := runOf(line)
-		size, enc = n, c != line[0]
+		c := rl.c
+		size = rl.n
 		if sc.runScores[c] == 0 {
 			s, sc.lower = lineScore(strings.Repeat(string(rune(c)), 8), sc.lower)
 			sc.runScores[c] = int8(s) + 1
@@ -141,10 +145,14 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, run, first bool, 
 	l := sumLine{key: line, hash: hash, score: int32(s), cut: int32(len(line)), first: first, run: run}
 	kept := size
 	if size > maxLineBytes {
-		if HasFiller(line) {
+		switch {
+		case enc:
+			// The cut falls in the run: 400 bytes of it are kept.
+			l.cut, kept = 0, maxLineBytes
+		case HasFiller(line):
 			l.cut = int32(cutRunAt(line, maxLineBytes))
 			kept = TextLen(line[:l.cut]) + l.tail()
-		} else {
+		default:
 			l.cut = int32(len(truncateUTF8(line, maxLineBytes)))
 			kept = int(l.cut)
 		}
@@ -175,17 +183,26 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, run, first bool, 
 	return l
 }
 
-// isRun reports whether line is one byte repeated, longer than 8 bytes, or
-// one encoded run.
-func isRun(line string) bool {
-	if len(line) > 8 && line[1:] == line[:len(line)-1] {
-		return true
-	}
-	_, ok := fillerLine(line)
-	return ok
+// runLen is a run line's byte and length in bytes, encoded or not; n is 0
+// for a line that is not one.
+type runLen struct {
+	c byte
+	n int
 }
 
-// runOf is the byte and length of run line (isRun), encoded or not.
+// runLine is line's byte and length if it is one byte repeated, longer than
+// 8 bytes, or one encoded run; else zero.
+func runLine(line string) runLen {
+	if len(line) > 8 && line[1:] == line[:len(line)-1] {
+		return runLen{line[0], len(line)}
+	}
+	if n, ok := fillerLine(line); ok {
+		return runLen{FillerByte, n}
+	}
+	return runLen{}
+}
+
+// runOf is the byte and length of run line (runLine), encoded or not.
 func runOf(line string) (byte, int) {
 	if n, ok := fillerLine(line); ok {
 		return FillerByte, n
@@ -197,14 +214,13 @@ func runOf(line string) (byte, int) {
 // others of the same process.
 var lineSeed = maphash.MakeSeed()
 
-// lineHash hashes a line for seenSet: a run line (one byte repeated) by its
-// byte and length, so that long runs are not hashed.
-func lineHash(line string, run bool) uint64 {
-	if run {
+// lineHash hashes a line for seenSet: a run line (one byte repeated, rl its
+// byte and length) by its byte and length, so that long runs are not hashed.
+func lineHash(line string, rl runLen) uint64 {
+	if rl.n > 0 {
 		// The product's high bits are mixed into the low ones, which place
 		// it in the table.
-		c, n := runOf(line)
-		h := (uint64(n)<<8 | uint64(c)) * 0x9E3779B97F4A7C15
+		h := (uint64(rl.n)<<8 | uint64(rl.c)) * 0x9E3779B97F4A7C15
 		return h ^ h>>32
 	}
 	return maphash.String(lineSeed, line)
@@ -308,16 +324,23 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 		}
 		raw := content[at:end]
 		at = end + 1
-		line := strings.TrimSpace(raw)
-		if line == "" {
-			first = true
-			continue
+		var rl runLen
+		line := raw
+		if n, ok := fillerLine(raw); ok {
+			// One encoded run (elided content's lines): nothing to trim.
+			rl = runLen{FillerByte, n}
+		} else {
+			line = strings.TrimSpace(raw)
+			if line == "" {
+				first = true
+				continue
+			}
+			rl = runLine(line)
 		}
 		// A repeat can never be kept (its first occurrence comes before
 		// it), so it is not scored; it leaves first as it was.
-		run := isRun(line)
-		h := lineHash(line, run)
-		if !seen.add(line, h, run) {
+		h := lineHash(line, rl)
+		if !seen.add(line, h, rl.n > 0) {
 			continue
 		}
 		nl := ""
@@ -326,7 +349,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 			// the content has the line and its newline.
 			nl = content[end-len(line) : end+1]
 		}
-		out = append(out, sc.newSumLine(line, nl, h, run, first, counter))
+		out = append(out, sc.newSumLine(line, nl, h, rl, first, counter))
 		first = false
 	}
 	return out
@@ -364,7 +387,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	keep := slices.Grow(sc.keep[:0], len(cands))[:len(cands)]
 	clear(keep)
 	sc.keep = keep
-	used, size, kept := 0, len(header), 0
+	used, size := 0, len(header)
 	for _, i := range order {
 		if t := int(cands[i].tokens); used+t <= budget {
 			keep[i] = true
@@ -373,21 +396,19 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			if int(cands[i].cut) < len(cands[i].key) {
 				size += len("…")
 			}
-			kept++
 		}
 	}
 	var b strings.Builder
 	b.Grow(size)
 	b.WriteString(header)
-	var at []int32 // where each kept line starts in the summary
-	if made {
-		at = make([]int32, 0, kept)
-	}
+	at := sc.at[:0]
 	for i := range cands {
 		if keep[i] {
 			c := &cands[i]
 			b.WriteByte('\n')
-			at = append(at, int32(b.Len()))
+			if made {
+				at = append(at, int32(b.Len()))
+			}
 			b.WriteString(c.key[:c.cut])
 			if int(c.cut) < len(c.key) {
 				if n := c.tail(); n > 0 {
@@ -409,6 +430,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	if made {
 		sc.made, sc.madeText = sc.summaryLines(s, header, cands, at, counter), s
 	}
+	sc.at = at
 	return s, nil
 }
 
@@ -445,10 +467,12 @@ func sortByScore(order []int32, cands []sumLine) []int32 {
 // candidates' texts starting at at) as scanLines would scan them.
 func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32, counter TokenCounter) []sumLine {
 	defer sc.seen.reset()
-	lines := make([]sumLine, 0, 1+len(at))
-	hh := lineHash(header, false)
+	// Built in a buffer and copied: repeats of cut lines make fewer lines
+	// than at has, and the entry keeps them.
+	lines := sc.madeBuf[:0]
+	hh := lineHash(header, runLen{})
 	sc.seen.add(header, hh, false)
-	lines = append(lines, sc.newSumLine(header, "", hh, false, true, counter))
+	lines = append(lines, sc.newSumLine(header, "", hh, runLen{}, true, counter))
 	j := 0
 	for i := range cands {
 		if !sc.keep[i] {
@@ -484,7 +508,7 @@ func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32
 		if c.run && b <= utf8RuneSelf {
 			m := &sc.cutRuns[b]
 			if !sc.cutRunKnown[b] {
-				*m = sc.newSumLine(text, "", lineHash(text, false), false, false, counter)
+				*m = sc.newSumLine(text, "", lineHash(text, runLen{}), runLen{}, false, counter)
 				m.key, sc.cutRunKnown[b] = "", true
 			}
 			if sc.seen.add(text, m.hash, false) {
@@ -494,13 +518,16 @@ func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32
 			}
 			continue
 		}
-		run := isRun(text)
-		h := lineHash(text, run)
-		if sc.seen.add(text, h, run) {
-			lines = append(lines, sc.newSumLine(text, "", h, run, false, counter))
+		rl := runLine(text)
+		h := lineHash(text, rl)
+		if sc.seen.add(text, h, rl.n > 0) {
+			lines = append(lines, sc.newSumLine(text, "", h, rl, false, counter))
 		}
 	}
-	return lines
+	made := slices.Clone(lines)
+	clear(lines) // holds no content between calls
+	sc.madeBuf = lines
+	return made
 }
 
 var informative = []string{"error", "fail", "panic", "exception", "warning", "fatal", "decid", "decision", "must", "todo", "fix", "because", "result", "found", "conclusion", "summary", "important", "note"}

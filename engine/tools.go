@@ -53,6 +53,10 @@ func canonicalTool(name string) string {
 }
 
 func lookupTool[V any](m map[string]V, tool string) (V, bool) {
+	if len(m) == 0 {
+		var zero V
+		return zero, false
+	}
 	if v, ok := m[tool]; ok {
 		return v, true
 	}
