@@ -105,7 +105,12 @@ func containsText(text, sub string) bool {
 // without searching them.
 type gramSig [4]uint64
 
-func gram(a, b, c byte) uint { return (uint(a)*961 + uint(b)*31 + uint(c)) & 255 }
+// gram is a trigram's bit: the top byte of a multiplicative hash.
+func gram(a, b, c byte) uint {
+	return uint((uint32(a)<<24 | uint32(b)<<16 | uint32(c)<<8) * gramMul >> 24)
+}
+
+const gramMul = 0x9e3779b1
 
 func sigOf(s string) gramSig {
 	var g gramSig
@@ -176,18 +181,20 @@ func (g *gramSig) add3(a, b, c byte) {
 	g[k>>6] |= 1 << (k & 63)
 }
 
-// add adds the trigrams of s to g.
+// add adds the trigrams of s to g: in a copy (no nil check per byte), the
+// last bytes kept in one word.
 func (g *gramSig) add(s string) {
 	if len(s) < 3 {
 		return
 	}
-	a, b := s[0], s[1]
+	w := *g
+	x := uint32(s[0])<<8 | uint32(s[1])
 	for i := 2; i < len(s); i++ {
-		c := s[i]
-		k := gram(a, b, c)
-		g[k>>6] |= 1 << (k & 63)
-		a, b = b, c
+		x = x<<8 | uint32(s[i])
+		k := (x << 8) * gramMul >> 24 // gram of the last three bytes
+		w[k>>6] |= 1 << (k & 63)
 	}
+	*g = w
 }
 
 // covers reports whether every trigram of need is in g.
