@@ -107,7 +107,7 @@ type gramSig [4]uint64
 
 // gram is a trigram's bit: the top byte of a multiplicative hash.
 func gram(a, b, c byte) uint {
-	return uint((uint32(a)<<24 | uint32(b)<<16 | uint32(c)<<8) * gramMul >> 24)
+	return uint((uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * gramMul >> 24)
 }
 
 const gramMul = 0x9e3779b1
@@ -191,7 +191,7 @@ func (g *gramSig) add(s string) {
 	x := uint32(s[0])<<8 | uint32(s[1])
 	for i := 2; i < len(s); i++ {
 		x = x<<8 | uint32(s[i])
-		k := (x << 8) * gramMul >> 24 // gram of the last three bytes
+		k := (x & 0xFFFFFF) * gramMul >> 24 // gram of the last three bytes
 		w[k>>6] |= 1 << (k & 63)
 	}
 	*g = w
@@ -240,7 +240,7 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 type wideSig [64]uint64
 
 func wideGram(a, b, c byte) uint32 {
-	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9e3779b1 >> 20
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * gramMul >> 20
 }
 
 func (w *wideSig) add3(a, b, c byte) {
@@ -248,17 +248,17 @@ func (w *wideSig) add3(a, b, c byte) {
 	w[k>>6] |= 1 << (k & 63)
 }
 
-// add adds the trigrams of s to w.
+// add adds the trigrams of s to w, the last bytes kept in one word as
+// gramSig.add does.
 func (w *wideSig) add(s string) {
 	if len(s) < 3 {
 		return
 	}
-	a, b := s[0], s[1]
+	x := uint32(s[0])<<8 | uint32(s[1])
 	for i := 2; i < len(s); i++ {
-		c := s[i]
-		k := wideGram(a, b, c)
+		x = x<<8 | uint32(s[i])
+		k := (x & 0xFFFFFF) * gramMul >> 20 // wideGram of the last three bytes
 		w[k>>6] |= 1 << (k & 63)
-		a, b = b, c
 	}
 }
 
@@ -267,14 +267,13 @@ func (w *wideSig) holds(s string) bool {
 	if len(s) < 3 {
 		return true
 	}
-	a, b := s[0], s[1]
+	x := uint32(s[0])<<8 | uint32(s[1])
 	for i := 2; i < len(s); i++ {
-		c := s[i]
-		k := wideGram(a, b, c)
+		x = x<<8 | uint32(s[i])
+		k := (x & 0xFFFFFF) * gramMul >> 20
 		if w[k>>6]&(1<<(k&63)) == 0 {
 			return false
 		}
-		a, b = b, c
 	}
 	return true
 }
