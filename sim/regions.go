@@ -53,9 +53,12 @@ type regionPolicy struct {
 	// The requests are built in two arrays by turns (the meter keeps the
 	// last one), laid out alike so that a message block keeps its index
 	// while it stays: lead counts the message blocks dropped so far, and the
-	// first message block is at origin + lead - first.
+	// first message block is at origin + lead - first. The message blocks
+	// numbered below sameEnd are the last request's from the one before
+	// (same blocks); laidOut is the request the layout dates from.
 	arrays                    [2][]*Block
 	lead, first, origin, room int
+	sameEnd, laidOut          int
 	req                       Request
 	nreq                      int
 	warned                    map[string]bool
@@ -568,7 +571,15 @@ func (p *regionPolicy) request() *Request {
 		p.first, p.origin = p.lead, nsys+16
 		p.room = p.origin + nblocks + slack
 		start = 16
+		p.laidOut = p.nreq
 	}
+	// The message blocks that this request and the last both kept from the
+	// one before are in its array already: only the rest is compared.
+	inPlace := 0
+	if p.laidOut <= p.nreq-2 {
+		inPlace = max(0, min(p.lead+sameBlocks, p.sameEnd)-p.lead)
+	}
+	p.sameEnd = p.lead + sameBlocks
 	a := &p.arrays[p.nreq%2]
 	if len(*a) < p.room {
 		*a = make([]*Block, p.room)
@@ -590,7 +601,8 @@ func (p *regionPolicy) request() *Request {
 		}
 	}
 	msgStart := len(p.req.Blocks)
-	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevMsgs+dropBlocks:prevMsgs+dropBlocks+sameBlocks]...)
+	p.req.Blocks = p.req.Blocks[:msgStart+inPlace]
+	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks]...)
 	k, base, prevBase = prevMsgs+dropBlocks+sameBlocks, msgStart, prevMsgs
 	for i := sameMsgs; i < len(er.Messages); i++ {
 		m := &er.Messages[i]
