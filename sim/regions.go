@@ -50,12 +50,20 @@ type regionPolicy struct {
 	// the blocks of its messages up to and including each.
 	prevSys, prevSysBlocks int
 	msgEnds                []int
-	spare                  []*Block // the array of the request before, to build the next in
-	req                    Request
-	nreq                   int
-	warned                 map[string]bool
-	occ                    []engine.RegionUsage // reused by every request
-	arena                  textArena            // bytes of converted blocks' ids and tool-use texts
+	// The requests are built in two arrays by turns (the meter keeps the
+	// last one), laid out alike so that a message block keeps its index
+	// while it stays: lead counts the message blocks dropped so far, and the
+	// first message block is at origin + lead - first. The message blocks
+	// numbered below sameEnd are the last request's from the one before
+	// (same blocks); laidOut is the request the layout dates from.
+	arrays                    [2][]*Block
+	lead, first, origin, room int
+	sameEnd, laidOut          int
+	req                       Request
+	nreq                      int
+	warned                    map[string]bool
+	occ                       []engine.RegionUsage // reused by every request
+	arena                     textArena            // bytes of converted blocks' ids and tool-use texts
 	// standIns holds the stand-ins of elided tool results with facts (apart
 	// from arena: the engine drops them long before the run ends).
 	standIns textArena
@@ -508,7 +516,7 @@ func (p *regionPolicy) request() *Request {
 		}
 		b.pos = len(p.req.Blocks) - base
 		b.used = p.nreq
-		p.req.Blocks = append(p.req.Blocks, b)
+		p.req.Blocks = appendKept(p.req.Blocks, b)
 	}
 	// What leads as in the last request is the last request's blocks (a
 	// block is found by its key alone; the walk only serves as a hint): only
@@ -552,8 +560,32 @@ func (p *regionPolicy) request() *Request {
 	for _, b := range p.prev[prevMsgs+dropBlocks+sameBlocks:] {
 		b.used = p.nreq - 1
 	}
-	p.req.Blocks = append(p.spare[:0], p.sys...)
-	p.req.Blocks = append(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
+	// The messages start at the place of the block that now leads them, the
+	// system blocks right before; both arrays get a new layout when there
+	// is no room left before or after.
+	p.lead += dropBlocks
+	nsys := ns + len(er.System)
+	start := p.origin + p.lead - p.first - nsys
+	if start < 0 || start+nsys+nblocks > p.room {
+		const slack = 1024 // message blocks that may go before the next layout
+		p.first, p.origin = p.lead, nsys+16
+		p.room = p.origin + nblocks + slack
+		start = 16
+		p.laidOut = p.nreq
+	}
+	// The message blocks that this request and the last both kept from the
+	// one before are in its array already: only the rest is compared.
+	inPlace := 0
+	if p.laidOut <= p.nreq-2 {
+		inPlace = max(0, min(p.lead+sameBlocks, p.sameEnd)-p.lead)
+	}
+	p.sameEnd = p.lead + sameBlocks
+	a := &p.arrays[p.nreq%2]
+	if len(*a) < p.room {
+		*a = make([]*Block, p.room)
+	}
+	p.req.Blocks = appendKept((*a)[start:start], p.sys...)
+	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
 	if ns == prevSys {
 		p.req.same = ns + sameSys // the meter need not compare them
 	}
@@ -569,7 +601,8 @@ func (p *regionPolicy) request() *Request {
 		}
 	}
 	msgStart := len(p.req.Blocks)
-	p.req.Blocks = append(p.req.Blocks, p.prev[prevMsgs+dropBlocks:prevMsgs+dropBlocks+sameBlocks]...)
+	p.req.Blocks = p.req.Blocks[:msgStart+inPlace]
+	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks]...)
 	k, base, prevBase = prevMsgs+dropBlocks+sameBlocks, msgStart, prevMsgs
 	for i := sameMsgs; i < len(er.Messages); i++ {
 		m := &er.Messages[i]
@@ -598,7 +631,7 @@ func (p *regionPolicy) request() *Request {
 	}
 	// The request's blocks are the next one's prev, not a copy of them; the
 	// next is built in the array before, so the meter may keep this one.
-	p.spare, p.prev = p.prev, p.req.Blocks
+	p.prev = p.req.Blocks
 	p.req.kept = true
 	if p.env.series {
 		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
@@ -630,6 +663,25 @@ func (p *regionPolicy) request() *Request {
 		}
 	}
 	return &p.req
+}
+
+// appendKept is append(blocks, add...) for blocks built in the array of the
+// request before last, which mostly holds the same blocks at the same places
+// (see regionPolicy.lead): writing only those that differ spares the write
+// barriers of a copy (while the GC marks, each pointer copied is shaded twice).
+func appendKept(blocks []*Block, add ...*Block) []*Block {
+	n := len(blocks)
+	if cap(blocks)-n < len(add) {
+		return append(blocks, add...)
+	}
+	blocks = blocks[:n+len(add)]
+	dst := blocks[n:][:len(add)]
+	for i, b := range add {
+		if dst[i] != b {
+			dst[i] = b
+		}
+	}
+	return blocks
 }
 
 // textArena hands out the bytes of the strings a conversion builds (block

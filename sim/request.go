@@ -105,7 +105,12 @@ func containsText(text, sub string) bool {
 // without searching them.
 type gramSig [4]uint64
 
-func gram(a, b, c byte) uint { return (uint(a)*961 + uint(b)*31 + uint(c)) & 255 }
+// gram is a trigram's bit: the top byte of a multiplicative hash.
+func gram(a, b, c byte) uint {
+	return uint((uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * gramMul >> 24)
+}
+
+const gramMul = 0x9e3779b1
 
 func sigOf(s string) gramSig {
 	var g gramSig
@@ -176,18 +181,20 @@ func (g *gramSig) add3(a, b, c byte) {
 	g[k>>6] |= 1 << (k & 63)
 }
 
-// add adds the trigrams of s to g.
+// add adds the trigrams of s to g: in a copy (no nil check per byte), the
+// last bytes kept in one word.
 func (g *gramSig) add(s string) {
 	if len(s) < 3 {
 		return
 	}
-	a, b := s[0], s[1]
+	w := *g
+	x := uint32(s[0])<<8 | uint32(s[1])
 	for i := 2; i < len(s); i++ {
-		c := s[i]
-		k := gram(a, b, c)
-		g[k>>6] |= 1 << (k & 63)
-		a, b = b, c
+		x = x<<8 | uint32(s[i])
+		k := (x & 0xFFFFFF) * gramMul >> 24 // gram of the last three bytes
+		w[k>>6] |= 1 << (k & 63)
 	}
+	*g = w
 }
 
 // covers reports whether every trigram of need is in g.
@@ -233,7 +240,7 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 type wideSig [64]uint64
 
 func wideGram(a, b, c byte) uint32 {
-	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9e3779b1 >> 20
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * gramMul >> 20
 }
 
 func (w *wideSig) add3(a, b, c byte) {
@@ -241,17 +248,17 @@ func (w *wideSig) add3(a, b, c byte) {
 	w[k>>6] |= 1 << (k & 63)
 }
 
-// add adds the trigrams of s to w.
+// add adds the trigrams of s to w, the last bytes kept in one word as
+// gramSig.add does.
 func (w *wideSig) add(s string) {
 	if len(s) < 3 {
 		return
 	}
-	a, b := s[0], s[1]
+	x := uint32(s[0])<<8 | uint32(s[1])
 	for i := 2; i < len(s); i++ {
-		c := s[i]
-		k := wideGram(a, b, c)
+		x = x<<8 | uint32(s[i])
+		k := (x & 0xFFFFFF) * gramMul >> 20 // wideGram of the last three bytes
 		w[k>>6] |= 1 << (k & 63)
-		a, b = b, c
 	}
 }
 
@@ -260,14 +267,13 @@ func (w *wideSig) holds(s string) bool {
 	if len(s) < 3 {
 		return true
 	}
-	a, b := s[0], s[1]
+	x := uint32(s[0])<<8 | uint32(s[1])
 	for i := 2; i < len(s); i++ {
-		c := s[i]
-		k := wideGram(a, b, c)
+		x = x<<8 | uint32(s[i])
+		k := (x & 0xFFFFFF) * gramMul >> 20
 		if w[k>>6]&(1<<(k&63)) == 0 {
 			return false
 		}
-		a, b = b, c
 	}
 	return true
 }

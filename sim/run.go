@@ -1013,24 +1013,36 @@ func commonPrefixRuns(a, b string) (i, extra int) {
 }
 
 // encodedRunAt is where the encoded run of s that i falls in (or starts at)
-// starts, or -1: found from the last mark at or before i.
+// starts, or -1: found from the last mark at or before i, among the last
+// maxRunSize bytes (a mark before them opens no run that reaches i), so that
+// the text before is not searched, a byte at a time.
 func encodedRunAt(s string, i int) int {
 	const mark = 0xFF
-	r := strings.LastIndexByte(s[:min(i+1, len(s))], mark)
+	from := max(0, i+1-maxRunSize)
+	r := strings.LastIndexByte(s[from:min(i+1, len(s))], mark)
 	if r < 0 {
 		return -1
 	}
+	r += from
 	if _, size := engine.FillerAt(s[r:]); size > 0 {
 		return r // the mark opens a run: i is in it
 	}
 	// The mark may close a run that i is at the end of.
-	if o := strings.LastIndexByte(s[:r], mark); o >= 0 {
-		if _, size := engine.FillerAt(s[o:]); size > 0 && o+size == r+1 && i == r {
-			return o
+	if i != r {
+		return -1
+	}
+	from = max(0, r+1-maxRunSize)
+	if o := strings.LastIndexByte(s[from:r], mark); o >= 0 {
+		if _, size := engine.FillerAt(s[from+o:]); size > 0 && from+o+size == r+1 {
+			return from + o
 		}
 	}
 	return -1
 }
+
+// maxRunSize is the most bytes an encoded run takes: a mark, ten digits
+// (engine.AppendFiller's n < 1<<60) and a mark.
+const maxRunSize = 12
 
 // fillerAt is the bytes of filler s has at i: an encoded run's, or those
 // written out.
