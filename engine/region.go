@@ -286,6 +286,10 @@ func (c *Context) forget(r *region, e *entry) {
 		clear(e.calls[:cap(e.calls)])
 		c.callRooms = append(c.callRooms, callRoom{e.calls[:0], e.callTok[:0]})
 	}
+	if sc := &c.sumSc; cap(e.lines) > 0 && len(sc.rooms) < maxLineRooms {
+		clear(e.lines) // past its length the room is empty already
+		sc.rooms = append(sc.rooms, e.lines[:0])
+	}
 	*e = entry{}
 }
 
