@@ -532,19 +532,25 @@ func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32
 	return made
 }
 
-// lineRoom is an empty slice with room for n lines: one an entry let go
-// of, else a new one.
+// lineRoom is an empty slice with room for n lines: the smallest one an
+// entry let go of that fits, else a new one with room to spare, as a
+// history's folded summary grows a little at each fold.
 func (sc *sumScratch) lineRoom(n int) []sumLine {
+	best := -1
 	for i, r := range sc.rooms {
-		if cap(r) >= n {
-			last := len(sc.rooms) - 1
-			sc.rooms[i] = sc.rooms[last]
-			sc.rooms[last] = nil
-			sc.rooms = sc.rooms[:last]
-			return r
+		if cap(r) >= n && (best < 0 || cap(r) < cap(sc.rooms[best])) {
+			best = i
 		}
 	}
-	return make([]sumLine, 0, n)
+	if best < 0 {
+		return make([]sumLine, 0, n+n/4)
+	}
+	r := sc.rooms[best]
+	last := len(sc.rooms) - 1
+	sc.rooms[best] = sc.rooms[last]
+	sc.rooms[last] = nil
+	sc.rooms = sc.rooms[:last]
+	return r
 }
 
 // maxLineRooms caps the rooms kept for summaryLines.
