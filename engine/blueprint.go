@@ -237,6 +237,8 @@ type parser struct {
 	dir  string
 	keys []toml.Key
 	bp   *Blueprint
+	// src's lines, split at the first lineOf (it runs for many keys).
+	lines []string
 }
 
 func (p *parser) errf(line int, key, format string, args ...any) error {
@@ -281,13 +283,16 @@ func (p *parser) childOrder(prefix []string, m map[string]any) []string {
 // lineOf finds, best effort, the line of key name inside section: either
 // "name = …" after the [section] header or a [section.name] header.
 func (p *parser) lineOf(section, name string) int {
-	lines := strings.Split(p.src, "\n")
+	if p.lines == nil {
+		p.lines = strings.Split(p.src, "\n")
+	}
+	full := section + "." + name
 	in := false
-	for i, l := range lines {
+	for i, l := range p.lines {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "[") {
 			h := strings.Trim(t, "[] \t")
-			if h == section+"."+name {
+			if h == full {
 				return i + 1
 			}
 			in = h == section

@@ -69,6 +69,7 @@ func (c *Context) compact(r *region, why string) bool {
 	c.total -= r.clearAll()
 	c.release(r, gone)
 	se := c.summaryEntry(sum)
+	out := se.tokens // appendHistory may let go of se
 	if h != nil {
 		c.appendHistory(h, se)
 	} else {
@@ -80,7 +81,7 @@ func (c *Context) compact(r *region, why string) bool {
 			c.total += se.tokens
 		}
 	}
-	c.emit(Event{Kind: EventCompact, Region: r.name, Tokens: in, Entries: n, InputTokens: in, OutputTokens: se.tokens, Message: why})
+	c.emit(Event{Kind: EventCompact, Region: r.name, Tokens: in, Entries: n, InputTokens: in, OutputTokens: out, Message: why})
 	return true
 }
 
@@ -109,7 +110,13 @@ func (c *Context) appendHistory(h *region, se *entry) {
 		fe := c.summaryEntry(folded)
 		if fe.tokens <= h.max {
 			n := len(h.entries)
+			gone := h.entries
 			c.total -= h.clearAll()
+			// The folded summaries and se are let go of: their entries and
+			// lines serve the next summaries.
+			c.release(h, gone)
+			c.forget(h, se)
+			c.free = append(c.free, se)
 			c.stampEntry(fe)
 			h.appendEntry(fe)
 			c.total += fe.tokens

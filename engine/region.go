@@ -253,10 +253,21 @@ func (r *region) indexOfKey(key string) int {
 // the window let go of, if any: a new one per write was a quarter of the
 // engine's allocation.
 func (c *Context) newEntry(kind EntryKind, content string) *entry {
+	return c.newSizedEntry(kind, content, -1)
+}
+
+// newSizedEntry is newEntry for content whose written-out length (TextLen)
+// is size, or -1 if not known: BytesPerFour's count follows from it.
+func (c *Context) newSizedEntry(kind EntryKind, content string, size int) *entry {
 	if !c.literalRuns {
-		content = canonicalRuns(content)
+		content = canonicalRuns(content) // the same text written out
 	}
-	tokens := c.counter.Count(content)
+	var tokens int
+	if _, ok := c.counter.(BytesPerFour); ok && size >= 0 {
+		tokens = (size + 3) / 4
+	} else {
+		tokens = c.counter.Count(content)
+	}
 	if n := len(c.free); n > 0 {
 		e := c.free[n-1]
 		c.free = c.free[:n-1]
@@ -285,6 +296,10 @@ func (c *Context) forget(r *region, e *entry) {
 	if cap(e.calls) > 0 && len(c.callRooms) < maxCallRooms {
 		clear(e.calls[:cap(e.calls)])
 		c.callRooms = append(c.callRooms, callRoom{e.calls[:0], e.callTok[:0]})
+	}
+	if sc := &c.sumSc; cap(e.lines) > 0 && len(sc.rooms) < maxLineRooms {
+		clear(e.lines) // past its length the room is empty already
+		sc.rooms = append(sc.rooms, e.lines[:0])
 	}
 	*e = entry{}
 }

@@ -114,6 +114,8 @@ type sumScratch struct {
 	cutRuns     [utf8RuneSelf + 1]sumLine
 	cutRunKnown [utf8RuneSelf + 1]bool
 	ents        []*entry
+	// The lines of entries let go of (emptied), for summaryLines to reuse.
+	rooms [][]sumLine
 	// The lines of the last summary pick made, and that summary: the
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
@@ -524,11 +526,35 @@ func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32
 			lines = append(lines, sc.newSumLine(text, "", h, rl, false, counter))
 		}
 	}
-	made := slices.Clone(lines)
+	made := append(sc.lineRoom(len(lines)), lines...)
 	clear(lines) // holds no content between calls
 	sc.madeBuf = lines
 	return made
 }
+
+// lineRoom is an empty slice with room for n lines: the smallest one an
+// entry let go of that fits, else a new one with room to spare, as a
+// history's folded summary grows a little at each fold.
+func (sc *sumScratch) lineRoom(n int) []sumLine {
+	best := -1
+	for i, r := range sc.rooms {
+		if cap(r) >= n && (best < 0 || cap(r) < cap(sc.rooms[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return make([]sumLine, 0, n+n/4)
+	}
+	r := sc.rooms[best]
+	last := len(sc.rooms) - 1
+	sc.rooms[best] = sc.rooms[last]
+	sc.rooms[last] = nil
+	sc.rooms = sc.rooms[:last]
+	return r
+}
+
+// maxLineRooms caps the rooms kept for summaryLines.
+const maxLineRooms = 8
 
 var informative = []string{"error", "fail", "panic", "exception", "warning", "fatal", "decid", "decision", "must", "todo", "fix", "because", "result", "found", "conclusion", "summary", "important", "note"}
 

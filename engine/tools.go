@@ -84,12 +84,19 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		tool = call.Name
 	}
 	ct := canonicalTool(tool)
-	if ct == "read_file" && TextLen(content) > MaxReadFileBytes {
-		head := truncateUTF8(content, MaxReadFileBytes)
-		content = head + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", TextLen(tr.Content), TextLen(head))
+	size := -1 // TextLen(content), once counted: newEntry need not count it again
+	if ct == "read_file" {
+		if size = TextLen(content); size > MaxReadFileBytes {
+			head := truncateUTF8(content, MaxReadFileBytes)
+			content = head + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", size, TextLen(head))
+			size = -1
+		}
 	}
 	if tr.IsError {
-		content += c.pathErrorHint(ct, call)
+		if hint := c.pathErrorHint(ct, call); hint != "" {
+			content += hint
+			size = -1
+		}
 	}
 	var rt *Routing
 	if c.stage != nil {
@@ -110,8 +117,14 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 				capTokens = o.MaxResultTokens
 			}
 		}
-		if capTokens > 0 && TextLen(content) > capTokens*4 {
-			content = truncateChars(content, capTokens*4) + "\n[...truncated]"
+		if capTokens > 0 {
+			if size < 0 {
+				size = TextLen(content)
+			}
+			if size > capTokens*4 {
+				content = truncateChars(content, capTokens*4) + "\n[...truncated]"
+				size = -1
+			}
 		}
 		if !rt.Persist && c.byName["scratch"] != nil {
 			target = "scratch"
@@ -121,7 +134,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	if ft := c.bp.FileTracking; ft.Enabled && !tr.IsError {
 		if fr := c.byName[ft.Region]; fr != nil && fr.kind == KindHashMap {
 			if text, ok := c.trackFile(fr, ct, call, content); ok {
-				content = text
+				content, size = text, -1
 				routed.File = true
 			}
 		}
@@ -132,7 +145,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	}
 	routed.Region = target
 	if target == "conversation" {
-		e := c.newEntry(EntryToolResult, content)
+		e := c.newSizedEntry(EntryToolResult, content, size)
 		e.callID, e.tool, e.isError = tr.CallID, tool, tr.IsError
 		out, err := c.ladder(r, e)
 		routed.Outcome, routed.Tokens = out, e.tokens
@@ -141,7 +154,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		}
 		return routed, err
 	}
-	e := c.newEntry(EntryText, content)
+	e := c.newSizedEntry(EntryText, content, size)
 	if r.kind == KindCustom {
 		// Seed 001 hands a custom region's hooks a routed result as a
 		// tool_result entry (its brain.rhai trims successes by that kind);

@@ -236,7 +236,7 @@ func (b *Blueprint) checkStagePrompts(windowFor func(string) int, r *Report) {
 		if target == "" {
 			continue
 		}
-		t := estimateTokens(stageInstrPrefix + s.Prompt + "]")
+		t := stageInstrTokens(s.Prompt)
 		if t > max {
 			r.errf("stage-prompt-does-not-fit", "stage system prompt (~%d tokens) does not fit context region '%s': Content exceeds token budget: %d > %d. Increase that region's max_tokens (or shorten the prompt).", t, target, t, max)
 		}
@@ -274,11 +274,18 @@ func (b *Blueprint) anyPrompt() bool {
 	return false
 }
 
+// stageInstrTokens is estimateTokens(stageInstrPrefix+prompt+"]"), counted
+// without building it (at every engine.New, for every stage): no encoded
+// run can span either join, as runs start and end with runMark.
+func stageInstrTokens(prompt string) int {
+	return (len(stageInstrPrefix) + TextLen(prompt) + len("]") + 3) / 4
+}
+
 func (b *Blueprint) autoStageInstrTokens(window int) int {
 	widest := 0
 	for _, s := range b.StageDefs {
 		if s.Prompt != "" {
-			widest = max(widest, estimateTokens(stageInstrPrefix+s.Prompt+"]"))
+			widest = max(widest, stageInstrTokens(s.Prompt))
 		}
 	}
 	return min(widest, window/4)
