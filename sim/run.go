@@ -863,7 +863,9 @@ func (m *meter) pend(b *Block, tokens, reprefill int64) {
 // with its pending dead tokens unchanged (no region's dead tokens change).
 func (m *meter) resend(b *Block, part int64) {
 	rep := b.pendingReprefill + part
-	m.deadRep += min(rep, b.pendingTokens) - min(b.pendingReprefill, b.pendingTokens)
+	if b.pendingTokens > 0 { // most blocks have no dead tokens pending: none re-prefilled
+		m.deadRep += min(rep, b.pendingTokens) - min(b.pendingReprefill, b.pendingTokens)
+	}
 	b.pendingReprefill = rep
 }
 
