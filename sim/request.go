@@ -170,7 +170,11 @@ func (g *gramSig) addSpan(seg string, after, before bool) {
 	if after {
 		g.add(string(append(append(buf[:0], "~~"...), seg[:2]...)))
 	}
-	g.add(seg)
+	if len(seg) >= 32 {
+		g.addLong(seg)
+	} else {
+		g.add(seg)
+	}
 	if before {
 		g.add(string(append(append(buf[:0], seg[len(seg)-2:]...), "~~~"...)))
 	}
@@ -195,6 +199,32 @@ func (g *gramSig) add(s string) {
 		w[k>>6] |= 1 << (k & 63)
 	}
 	*g = w
+}
+
+// addLong is add for a long text: six trigrams from each 8 bytes read as
+// one word, a third fewer instructions than byte by byte.
+func (g *gramSig) addLong(s string) {
+	w := *g
+	j := 0
+	for ; j+8 <= len(s); j += 6 {
+		b := s[j : j+8] // one load, its bytes swapped
+		x := uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+			uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+		w.set(uint32(x >> 40))
+		w.set(uint32(x >> 32))
+		w.set(uint32(x >> 24))
+		w.set(uint32(x >> 16))
+		w.set(uint32(x >> 8))
+		w.set(uint32(x))
+	}
+	w.add(s[j:])
+	*g = w
+}
+
+// set adds the trigram in the low three bytes of x.
+func (g *gramSig) set(x uint32) {
+	k := (x & 0xFFFFFF) * gramMul >> 24
+	g[k>>6] |= 1 << (k & 63)
 }
 
 // covers reports whether every trigram of need is in g.

@@ -729,18 +729,14 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	// A block sent before is re-prefilled whole (a grown chunk: its previous
 	// version), but the first, from the read point on.
 	start := sort.SearchInts(v.cum, use.Read+1)
-	for i, b := range blocks[start:] {
-		if b.Refetched {
-			continue
-		}
+	read := use.Read - v.tokensThrough(start-1) // of the first block
+	for _, b := range blocks[start:] {
 		part := b.Tokens
 		if !b.sent {
 			part = b.prior // new content; a grown chunk's previous version was sent before
 		}
-		if i == 0 {
-			part -= use.Read - v.tokensThrough(start-1)
-		}
-		if part <= 0 {
+		part, read = part-read, 0
+		if part <= 0 || b.Refetched {
 			continue
 		}
 		m.reprefill += int64(part)
@@ -811,8 +807,13 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		}
 	}
 	need := sigOf(p.Text)
-	for _, b := range req.Blocks[len(m.sigs):] {
-		m.sigs = append(m.sigs, b.filter())
+	if k, n := len(m.sigs), len(req.Blocks); k < n {
+		// Grown once and written in place: appending copied each twice.
+		m.sigs = slices.Grow(m.sigs, n-k)[:n]
+		sigs, blocks := m.sigs[k:], req.Blocks[k:n]
+		for i, b := range blocks[:len(sigs)] {
+			sigs[i] = b.filter()
+		}
 	}
 	for i, b := range req.Blocks {
 		if !m.sigs[i].covers(&need) {
@@ -863,7 +864,9 @@ func (m *meter) pend(b *Block, tokens, reprefill int64) {
 // with its pending dead tokens unchanged (no region's dead tokens change).
 func (m *meter) resend(b *Block, part int64) {
 	rep := b.pendingReprefill + part
-	m.deadRep += min(rep, b.pendingTokens) - min(b.pendingReprefill, b.pendingTokens)
+	if b.pendingTokens > 0 { // most blocks have no dead tokens pending: none re-prefilled
+		m.deadRep += min(rep, b.pendingTokens) - min(b.pendingReprefill, b.pendingTokens)
+	}
 	b.pendingReprefill = rep
 }
 

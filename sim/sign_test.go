@@ -99,3 +99,20 @@ func TestWideSig(t *testing.T) {
 		}
 	}
 }
+
+// TestAddLongAsAdd checks that reading trigrams a word at a time sets the
+// bits that reading them byte by byte does.
+func TestAddLongAsAdd(t *testing.T) {
+	text := "the quick brown fox jumps over the lazy dog \x00\xff~~~ 0123456789 " +
+		"THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG"
+	for i := 0; i < len(text); i++ {
+		for j := i; j <= len(text); j++ {
+			var a, b gramSig
+			a.add(text[i:j])
+			b.addLong(text[i:j])
+			if a != b {
+				t.Fatalf("addLong(%q) = %x, add = %x", text[i:j], b, a)
+			}
+		}
+	}
+}
