@@ -213,12 +213,8 @@ func TestFillerDifferential(t *testing.T) {
 							}
 						}
 						if out[0] != out[1] {
-							d := 0
-							for d < min(len(out[0]), len(out[1])) && out[0][d] == out[1][d] {
-								d++
-							}
-							d = max(d-300, 0)
-							t.Fatalf("op %d (%d): encoded runs give\n%.600s\nwritten out\n%.600s", op, k, out[0][d:], out[1][d:])
+							a, b := nearFirstDifference(out[0], out[1])
+							t.Fatalf("op %d (%d): encoded runs give\n%.600s\nwritten out\n%.600s", op, k, a, b)
 						}
 					}
 				})
@@ -295,14 +291,9 @@ func TestFillerSummaryLines(t *testing.T) {
 				}
 			}
 		}
-		a, b := strings.Join(out[0], "\n"), strings.Join(out[1], "\n")
-		if a != b {
-			d := 0
-			for d < min(len(a), len(b)) && a[d] == b[d] {
-				d++
-			}
-			d = max(d-300, 0)
-			t.Fatalf("case %d: encoded\n%.800s\nwritten out\n%.800s", i, a[d:], b[d:])
+		if a, b := strings.Join(out[0], "\n"), strings.Join(out[1], "\n"); a != b {
+			a, b = nearFirstDifference(a, b)
+			t.Fatalf("case %d: encoded\n%.800s\nwritten out\n%.800s", i, a, b)
 		}
 	}
 }
@@ -354,14 +345,9 @@ func TestFillerSummaryFold(t *testing.T) {
 				out[k] = append(out[k], line(l))
 			}
 		}
-		a, b := strings.Join(out[0], "\n"), strings.Join(out[1], "\n")
-		if a != b {
-			d := 0
-			for d < min(len(a), len(b)) && a[d] == b[d] {
-				d++
-			}
-			d = max(d-300, 0)
-			t.Fatalf("case %d: encoded\n%.800s\nwritten out\n%.800s", i, a[d:], b[d:])
+		if a, b := strings.Join(out[0], "\n"), strings.Join(out[1], "\n"); a != b {
+			a, b = nearFirstDifference(a, b)
+			t.Fatalf("case %d: encoded\n%.800s\nwritten out\n%.800s", i, a, b)
 		}
 	}
 }
@@ -414,4 +400,15 @@ func (w writtenOut) Summarize(req SummaryRequest) (string, error) {
 		w.t.Errorf("summariser given an encoded run: %.100q", req.Content)
 	}
 	return Extractive{}.Summarize(req)
+}
+
+// nearFirstDifference returns a and b from a little before where they
+// first differ, so that a failure shows the difference, not a long prefix.
+func nearFirstDifference(a, b string) (string, string) {
+	d := 0
+	for d < min(len(a), len(b)) && a[d] == b[d] {
+		d++
+	}
+	d = max(d-300, 0)
+	return a[d:], b[d:]
 }
