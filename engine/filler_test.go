@@ -261,13 +261,7 @@ func TestFillerSummaryLines(t *testing.T) {
 		budget := 50 + r.IntN(400)
 		for k, content := range [][]string{enc, lit} {
 			var sc sumScratch
-			var buf []sumLine
-			var starts []int32
-			for _, c := range content {
-				starts = append(starts, int32(len(buf)))
-				buf = sc.scanLines(c, BytesPerFour{}, &sc.seen, buf)
-			}
-			sc.seen.reset()
+			buf, starts := scanTexts(&sc, content)
 			for _, l := range buf {
 				out[k] = append(out[k], line(l))
 			}
@@ -321,13 +315,7 @@ func TestFillerSummaryFold(t *testing.T) {
 			var sc sumScratch
 			var sums [][]sumLine
 			for j, content := range contents[k] {
-				var buf []sumLine
-				var starts []int32
-				for _, c := range content {
-					starts = append(starts, int32(len(buf)))
-					buf = sc.scanLines(c, BytesPerFour{}, &sc.seen, buf)
-				}
-				sc.seen.reset()
+				buf, starts := scanTexts(&sc, content)
 				s, _ := sc.pick("r", budgets[j], BytesPerFour{}, buf, starts, true)
 				out[k] = append(out[k], ExpandFiller(s))
 				sums = append(sums, sc.made)
@@ -411,4 +399,17 @@ func nearFirstDifference(a, b string) (string, string) {
 	}
 	d = max(d-300, 0)
 	return a[d:], b[d:]
+}
+
+// scanTexts scans texts as extractive scans entries summarised once: their
+// lines in one buffer, where each text's start, repeats left out.
+func scanTexts(sc *sumScratch, texts []string) ([]sumLine, []int32) {
+	var buf []sumLine
+	var starts []int32
+	for _, c := range texts {
+		starts = append(starts, int32(len(buf)))
+		buf = sc.scanLines(c, BytesPerFour{}, &sc.seen, buf)
+	}
+	sc.seen.reset()
+	return buf, starts
 }
