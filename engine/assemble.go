@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -327,7 +326,7 @@ func (c *Context) Assemble() *Request {
 		if old := a.spareSys; len(old) > len(blocks) {
 			clear(old[len(blocks):]) // holds no stale text
 		}
-		c.watchStable(a.system, blocks)
+		c.watchStable(a.system, blocks, lead)
 		a.spareSys = a.system
 		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
 		sameSys = sameBlocks(a.spareSys, a.system, lead)
@@ -379,11 +378,13 @@ func (c *Context) Assemble() *Request {
 		if drop > 0 {
 			keep = 0 // the spare slots hold messages since moved
 		}
-		if a.spareMarked >= 0 {
-			keep = min(keep, a.spareMarked)
-		}
 		if cap(a.spareMsgs) < n {
 			keep = 0
+		}
+		// The slot it marked is written again, alone.
+		fix := -1
+		if a.spareMarked >= 0 && a.spareMarked < keep {
+			fix = a.spareMarked
 		}
 		msgs := append(slices.Grow(a.spareMsgs[:0], n), preamble...)
 		// The windows' sums say whether finishMessages would strip or drop
@@ -394,11 +395,15 @@ func (c *Context) Assemble() *Request {
 		for _, r := range a.winRegs {
 			if len(r.rend.msgs) > 0 {
 				rd := &r.rend
-				skip := min(max(keep-len(msgs), 0), len(rd.msgs))
-				msgs = appendMessages(msgs[:len(msgs)+skip], rd.msgs[skip:])
+				base := len(msgs)
+				skip := min(max(keep-base, 0), len(rd.msgs))
+				msgs = appendMessages(msgs[:base+skip], rd.msgs[skip:])
+				if fix >= base && fix < base+skip {
+					msgs[fix] = rd.msgs[fix-base]
+				}
 				end := rd.msgInfo[len(rd.msgInfo)-1]
 				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
-				if last == nil && rd.msgInfo[0].results || last != nil && !pairOK(last, &rd.msgs[0]) {
+				if last == nil && rd.msgInfo[0].results || last != nil && (lastInfo.uses || rd.msgInfo[0].results) && !pairOK(last, &rd.msgs[0]) {
 					bad++
 				}
 				last, lastInfo = &rd.msgs[len(rd.msgs)-1], end
@@ -653,8 +658,9 @@ func appendMessages(dst, src []Message) []Message {
 // watchStable counts changes to blocks of regions declared stable (compared
 // at the same index with the previous request) and warns once per region on
 // the second change: a "stable" region that keeps changing breaks the cache.
-func (c *Context) watchStable(prev, next []Block) {
-	for i := range next {
+// The first from blocks are known to be as they were.
+func (c *Context) watchStable(prev, next []Block, from int) {
+	for i := from; i < len(next); i++ {
 		b := &next[i]
 		if b.Volatility != VolatilityStable || i >= len(prev) || prev[i].Region != b.Region || prev[i].Hash == b.Hash {
 			continue
@@ -693,78 +699,46 @@ func volTier(b *Block) int {
 	return int(b.Volatility)
 }
 
-// finishSystem retags and flags the system blocks (ENGINE.md §6.3).
+// finishSystem retags and flags the system blocks (ENGINE.md §6.3): the
+// newest-changed tail of UntilChanged blocks becomes RecentlyChanged, and
+// at most two breakpoints are placed the way the reference's Anthropic
+// provider does (the deepest block whose whole prefix is stable, then the
+// deepest other candidates: not rewritten, not Never, at least 1,024
+// tokens of prefix). One pass gathers what both need: retagging changes no
+// candidate (neither hint is Never).
 func finishSystem(blocks []Block) ([]Block, int, uint64) {
-	markRecentlyChanged(blocks)
-	markSystemBreakpoints(blocks)
-	tokens := 0
-	h := uint64(fnvOffset)
-	for i := range blocks {
-		tokens += blocks[i].Tokens
-		h ^= blocks[i].Hash
-		h *= fnvPrime
-	}
-	return blocks, tokens, h
-}
-
-// markRecentlyChanged retags the newest-changed tail of UntilChanged blocks.
-func markRecentlyChanged(blocks []Block) {
-	first, newest := -1, -1
-	for i := range blocks {
-		if blocks[i].Cache != CacheUntilChanged {
-			continue
-		}
-		if first < 0 {
-			first = i
-		}
-		if newest < 0 || blocks[i].stamp > blocks[newest].stamp {
-			newest = i
-		}
-	}
-	if newest <= first {
-		return
-	}
-	runs := 0
-	for i := range blocks {
-		if blocks[i].Cache == CacheNever {
-			continue
-		}
-		if i == 0 || blocks[i-1].Cache != blocks[i].Cache {
-			runs++
-		}
-	}
-	if runs >= maxSystemCacheRuns {
-		return
-	}
-	for i := newest; i < len(blocks); i++ {
-		if blocks[i].Cache == CacheUntilChanged {
-			blocks[i].Cache = CacheRecentlyChanged
-		}
-	}
-}
-
-// markSystemBreakpoints places at most two system breakpoints the way the
-// reference's Anthropic provider does: the deepest block whose whole prefix
-// is stable, then the deepest other candidates (not rewritten, not Never,
-// at least 1,024 tokens of prefix).
-func markSystemBreakpoints(blocks []Block) {
 	const minPrefix, maxMarks = 1024, 2
-	// cand: a candidate block, given the tokens up to and including it.
 	cand := func(b *Block, cum int) bool {
 		return b.Volatility != VolatilityRewritten && b.Cache != CacheNever && cum >= minPrefix
 	}
-	stableUpTo := -1
+	first, newest, runs := -1, -1, 0
+	stableUpTo, allStable := -1, true
 	cum := 0
-	allStable := true
+	h := uint64(fnvOffset)
 	for i := range blocks {
-		cum += blocks[i].Tokens
-		if blocks[i].Volatility != VolatilityStable || blocks[i].Cache == CacheNever {
+		b := &blocks[i]
+		cum += b.Tokens
+		h ^= b.Hash
+		h *= fnvPrime
+		if b.Cache == CacheUntilChanged {
+			if first < 0 {
+				first = i
+			}
+			if newest < 0 || b.stamp > blocks[newest].stamp {
+				newest = i
+			}
+		}
+		if b.Cache != CacheNever && (i == 0 || blocks[i-1].Cache != b.Cache) {
+			runs++
+		}
+		if b.Volatility != VolatilityStable || b.Cache == CacheNever {
 			allStable = false
 		}
-		if allStable && cand(&blocks[i], cum) {
+		if allStable && cand(b, cum) {
 			stableUpTo = i
 		}
 	}
+	tokens := cum
 	marks := 0
 	if stableUpTo >= 0 {
 		blocks[stableUpTo].Breakpoint = true
@@ -778,6 +752,15 @@ func markSystemBreakpoints(blocks []Block) {
 		}
 		cum -= blocks[i].Tokens
 	}
+	// maxSystemCacheRuns caps the retagging (block_cache.rs).
+	if newest > first && runs < maxSystemCacheRuns {
+		for i := newest; i < len(blocks); i++ {
+			if blocks[i].Cache == CacheUntilChanged {
+				blocks[i].Cache = CacheRecentlyChanged
+			}
+		}
+	}
+	return blocks, tokens, h
 }
 
 // finishMessages strips unpaired tool blocks, flags the message breakpoint,
@@ -1323,8 +1306,11 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	k, from := 0, 0 // first message and entry to build
 	if dirty > 0 && dirty <= rd.count && len(rd.msgStarts) == len(rd.msgs) {
 		// The message holding entry dirty-1 is built again: entries after
-		// it may merge into it.
-		k = sort.Search(len(rd.msgStarts), func(i int) bool { return rd.msgStarts[i] > dirty-1 }) - 1
+		// it may merge into it. It is near the end, mostly.
+		k = len(rd.msgStarts) - 1
+		for k > 0 && rd.msgStarts[k] > dirty-1 {
+			k--
+		}
 		k = max(k, 0)
 		if k < len(rd.msgStarts) {
 			from = rd.msgStarts[k]
@@ -1333,36 +1319,39 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	// Assemble copies the messages out, so the slice is reused; the blocks
 	// of merged tool results are new (requests hold them).
 	out, starts := rd.msgs[:k], rd.msgStarts[:k]
+	// Tool results merge into one user message: pending holds its blocks
+	// from entry pendingFrom on, until another kind of entry or the end.
 	var pending []Block
 	pendingFrom := 0
-	flush := func() {
+	for i := from; i <= len(r.entries); i++ {
+		var e *entry
+		if i < len(r.entries) {
+			e = r.entries[i]
+			if e.msg == nil {
+				e.msg = c.entryMessage(r, e)
+			}
+			if e.kind == EntryToolResult {
+				if len(pending) == 0 {
+					// One result's blocks serve as they are (capped, so
+					// that a second result is appended to a copy).
+					pendingFrom = i
+					pending = e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
+					continue
+				}
+				pending = append(pending, e.msg.Blocks...)
+				continue
+			}
+		}
 		if len(pending) > 0 {
 			out = append(out, Message{Role: RoleUser, Blocks: pending})
 			starts = append(starts, pendingFrom)
 			pending = nil
 		}
-	}
-	for i := from; i < len(r.entries); i++ {
-		e := r.entries[i]
-		if e.msg == nil {
-			e.msg = c.entryMessage(r, e)
+		if e != nil {
+			out = append(out, *e.msg)
+			starts = append(starts, i)
 		}
-		if e.kind == EntryToolResult {
-			if len(pending) == 0 {
-				// One result's blocks serve as they are (capped, so that
-				// a second result is appended to a copy).
-				pendingFrom = i
-				pending = e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
-				continue
-			}
-			pending = append(pending, e.msg.Blocks...)
-			continue
-		}
-		flush()
-		out = append(out, *e.msg)
-		starts = append(starts, i)
 	}
-	flush()
 	rd.msgStarts, rd.count = starts, len(r.entries)
 	rd.kept = k
 	// Sums from the first message built (or all, if they were not kept).
@@ -1377,13 +1366,15 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 		if m.Role == RoleUser {
 			x.users++
 		}
+		prevUses := x.uses
 		x.uses, x.results = false, false
 		for j := range m.Blocks {
 			b := &m.Blocks[j]
 			x.uses = x.uses || b.Type == BlockToolUse
 			x.results = x.results || b.Type == BlockToolResult
 		}
-		if emptyMessage(m) || i > 0 && !pairOK(&out[i-1], m) {
+		// Messages with no tool blocks between them pair.
+		if emptyMessage(m) || i > 0 && (prevUses || x.results) && !pairOK(&out[i-1], m) {
 			x.bad++ // no blocks is empty too
 		}
 		info = append(info, x)
