@@ -57,7 +57,7 @@ func (t BlockType) String() string {
 // Block is one piece of a request: a system block or a block of a message.
 //
 // The one-byte fields come last, together: every request copies its blocks
-// and messages, and packed they are 120 bytes rather than 144 (messages 32
+// and messages, and packed they are 112 bytes rather than 136 (messages 32
 // rather than 40).
 type Block struct {
 	Region     string
@@ -67,8 +67,6 @@ type Block struct {
 	ToolCallID string // tool_use and tool_result
 	ToolName   string // tool_use
 	Args       json.RawMessage
-
-	stamp uint64 // newest write in the region, for RecentlyChanged
 
 	Role       Role
 	Type       BlockType
@@ -165,9 +163,12 @@ const maxSystemCacheRuns = 3
 
 // rendered is a region's cached rendering.
 type rendered struct {
-	valid       bool
-	version     uint64
-	blocks      []Block
+	valid   bool
+	version uint64
+	blocks  []Block
+	// The region's newest write at the render, which its blocks share (for
+	// RecentlyChanged).
+	stamp       uint64
 	chunkStarts []int
 	msgs        []Message
 	// Single-block regions that only grew since the last render extend
@@ -226,6 +227,7 @@ type sysGroup struct {
 	blocks     []Block
 	r          *region
 	kept       int
+	stamp      uint64 // its blocks'
 }
 
 // sysSlot is a region's place in the system blocks of a build.
@@ -233,6 +235,26 @@ type sysSlot struct {
 	r          *region
 	n          int // blocks
 	tier, prio int
+	// Every block of a region shares its stamp and hint: what retagging
+	// needs of the slot.
+	stamp uint64
+	until bool // hint UntilChanged
+}
+
+// sysSum sums a build's system blocks up to and including one, for the
+// next build to go on from the first block that changed.
+type sysSum struct {
+	tokens, runs, stableUpTo int
+	hash                     uint64
+	hint                     CacheHint
+	allStable                bool
+}
+
+// sysMarks is what finishing a build changed in its blocks: the
+// breakpoints it placed and the first block it retagged (-1: none).
+type sysMarks struct {
+	at    [2]int
+	retag int
 }
 
 // maxChanged caps the system regions the assembler lists as changed
@@ -266,12 +288,16 @@ type assembler struct {
 	// The slices the previous request but one was built in: a request's
 	// slices stay as they are until the next-but-one Assemble, then are
 	// reused (an allocation and its scanning per changed request).
-	spareSys   []Block
-	spareMsgs  []Message
-	sysLead    int     // leading blocks of the last build as at the build before
-	spareMark  []Block // markMessageBreakpoint's copies, likewise
-	mark       []Block
-	msgSysChgd bool
+	spareSys  []Block
+	spareMsgs []Message
+	sysLead   int // leading blocks of the last build as at the build before
+	// The sums of the last build's system blocks, and what finishing the
+	// last build (the one before) changed in system (spareSys).
+	sysSums              []sysSum
+	sysMarks, spareMarks sysMarks
+	spareMark            []Block // markMessageBreakpoint's copies, likewise
+	mark                 []Block
+	msgSysChgd           bool
 	// The sliding windows of the last rebuild of the messages, and how
 	// many of their leading messages were as at the rebuild before (lead).
 	// msgsOK of msgs (spareOK of spareMsgs) hold the windows' messages of
@@ -314,21 +340,22 @@ func (c *Context) Assemble() *Request {
 	var preamble []Message
 	if sysDirty {
 		var blocks []Block
-		lead := 0
+		lead, held := 0, 0
 		if !relist && !hasCustom && !many && a.system != nil && c.renderChanged(changed) {
-			blocks, lead = a.keptLayout()
+			blocks, lead, held = a.keptLayout()
 		} else {
 			groups, n, pre := c.sortGroups()
 			preamble = pre
-			blocks, lead = a.newLayout(groups, n)
+			blocks, lead, held = a.newLayout(groups, n)
 		}
 		a.sysLead = lead
 		if old := a.spareSys; len(old) > len(blocks) {
 			clear(old[len(blocks):]) // holds no stale text
 		}
 		c.watchStable(a.system, blocks, lead)
-		a.spareSys = a.system
-		a.system, a.sysTokens, a.sysHash = finishSystem(blocks)
+		marks, tokens, hash := a.finishSystem(blocks, lead, held)
+		a.spareSys, a.spareMarks = a.system, a.sysMarks
+		a.system, a.sysMarks, a.sysTokens, a.sysHash = blocks, marks, tokens, hash
 		sameSys = sameBlocks(a.spareSys, a.system, lead)
 	}
 	a.spareChanged = changed[:0]
@@ -458,20 +485,22 @@ func (c *Context) sortGroups() ([]sysGroup, int, []Message) {
 	for _, r := range c.asm.sysRegs {
 		var bs []Block
 		kept := 0
+		var stamp uint64
 		if r.kind == KindCustom {
 			var ms []Message
 			bs, ms = c.renderCustom(r)
 			preamble = append(preamble, ms...)
+			stamp = r.newestStamp()
 		} else {
 			// A region not rendered since the last build kept all its
 			// blocks (sysKept says so from then on).
 			c.renderRegion(r)
-			bs, kept = r.rend.blocks, r.rend.sysKept
+			bs, kept, stamp = r.rend.blocks, r.rend.sysKept, r.rend.stamp
 		}
 		if len(bs) == 0 {
 			continue
 		}
-		groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs, r, kept})
+		groups = append(groups, sysGroup{volTier(&bs[0]), bs[0].Cache.priority(), bs, r, kept, stamp})
 		n += len(bs)
 	}
 	slices.SortStableFunc(groups, func(x, y sysGroup) int {
@@ -503,10 +532,11 @@ func (c *Context) renderChanged(changed []*region) bool {
 
 // The system blocks are built in the spare buffer, which holds the build
 // before last, of which the first sysLead blocks were as at the last
-// build: those of them that are still so are left as they are, but for the
-// fields finishSystem sets. Each build returns its blocks and lead, the
-// leading blocks that are as at the last build: those of regions in the
-// same place that kept them.
+// build: those of them that are still so are left as they are, the fields
+// finishSystem sets included. Each build returns its blocks, lead, the
+// leading blocks that are as at the last build (those of regions in the
+// same place that kept them), and held, the leading blocks left as they
+// were.
 
 // sysBuffer is the spare buffer with room for n blocks, and how many of
 // its leading blocks hold the last build's.
@@ -521,13 +551,13 @@ func (a *assembler) sysBuffer(n int) ([]Block, int) {
 // keptLayout builds the system blocks in the last build's layout, which
 // every region keeps (renderChanged said so): its slots' counts are updated
 // in place, with no groups listed.
-func (a *assembler) keptLayout() ([]Block, int) {
+func (a *assembler) keptLayout() ([]Block, int, int) {
 	n := 0
 	for _, s := range a.layout {
 		n += len(s.r.rend.blocks)
 	}
 	blocks, spareLead := a.sysBuffer(n)
-	lead, leading := 0, true
+	lead, held, leading := 0, 0, true
 	for i := range a.layout {
 		s := &a.layout[i]
 		rd := &s.r.rend
@@ -538,18 +568,20 @@ func (a *assembler) keptLayout() ([]Block, int) {
 			same = min(kept, len(bs), s.n)
 			leading = kept == len(bs) && kept == s.n
 		}
-		blocks = appendBlocks(blocks, bs, min(same, max(spareLead-lead, 0)))
+		h := min(same, max(spareLead-lead, 0))
+		blocks = appendBlocks(blocks, bs, h)
 		lead += same
-		s.n = len(bs)
+		held += h
+		s.n, s.stamp = len(bs), rd.stamp // the hint is kept (renderChanged)
 	}
-	return blocks, lead
+	return blocks, lead, held
 }
 
 // newLayout builds the n system blocks of groups, in their order, which
 // becomes the layout.
-func (a *assembler) newLayout(groups []sysGroup, n int) ([]Block, int) {
+func (a *assembler) newLayout(groups []sysGroup, n int) ([]Block, int, int) {
 	blocks, spareLead := a.sysBuffer(n)
-	lead, leading := 0, true
+	lead, held, leading := 0, 0, true
 	layout := a.spareLayout[:0]
 	for i, g := range groups {
 		g.r.rend.sysKept = len(g.blocks) // until rendered again
@@ -558,14 +590,16 @@ func (a *assembler) newLayout(groups []sysGroup, n int) ([]Block, int) {
 			same = min(g.kept, len(g.blocks), a.layout[i].n)
 			leading = g.kept == len(g.blocks) && g.kept == a.layout[i].n
 		}
-		blocks = appendBlocks(blocks, g.blocks, min(same, max(spareLead-lead, 0)))
+		h := min(same, max(spareLead-lead, 0))
+		blocks = appendBlocks(blocks, g.blocks, h)
 		lead += same
-		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio})
+		held += h
+		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio, g.stamp, g.blocks[0].Cache == CacheUntilChanged})
 	}
 	a.layout, a.spareLayout = layout, a.layout
 	clear(groups) // holds no blocks between requests
 	a.groups = groups
-	return blocks, lead
+	return blocks, lead, held
 }
 
 // sameBlocks is how many leading blocks of next equal prev's (as
@@ -613,25 +647,21 @@ func sameMessages(prev, next []Message, from int) int {
 // the request before last, mostly the same blocks: a block whose strings
 // its slot holds already gets only its other fields written, since copying
 // it whole costs a write barrier per string while the GC marks. The first
-// same slots hold their blocks already but for the fields set per request
-// (by finishSystem) or in place (stamp).
+// same slots hold their blocks already, as the request before last had them
+// (finishSystem sees to the fields it sets).
 func appendBlocks(dst, src []Block, same int) []Block {
 	n := len(dst)
 	if cap(dst)-n < len(src) {
 		return append(dst, src...)
 	}
 	dst = dst[:n+len(src)]
-	for i := range same {
-		d, s := &dst[n+i], &src[i]
-		d.stamp, d.Cache, d.Breakpoint = s.stamp, s.Cache, s.Breakpoint
-	}
 	for i := same; i < len(src); i++ {
 		d, s := &dst[n+i], &src[i]
 		if d.Text != s.Text || d.Region != s.Region || d.ToolCallID != s.ToolCallID || d.ToolName != s.ToolName || d.Args != nil || s.Args != nil {
 			*d = *s
 			continue
 		}
-		d.Tokens, d.Hash, d.stamp = s.Tokens, s.Hash, s.stamp
+		d.Tokens, d.Hash = s.Tokens, s.Hash
 		d.Role, d.Type, d.Cache, d.Volatility, d.Breakpoint, d.IsError = s.Role, s.Type, s.Cache, s.Volatility, s.Breakpoint, s.IsError
 	}
 	return dst
@@ -699,68 +729,115 @@ func volTier(b *Block) int {
 	return int(b.Volatility)
 }
 
-// finishSystem retags and flags the system blocks (ENGINE.md §6.3): the
+// finishSystem retags and flags the system blocks (ENGINE.md §6.3) of a
+// build in the layout, whose first from blocks are as at the last build and
+// whose first held blocks are as the build before last finished them: the
 // newest-changed tail of UntilChanged blocks becomes RecentlyChanged, and
 // at most two breakpoints are placed the way the reference's Anthropic
 // provider does (the deepest block whose whole prefix is stable, then the
 // deepest other candidates: not rewritten, not Never, at least 1,024
-// tokens of prefix). One pass gathers what both need: retagging changes no
-// candidate (neither hint is Never).
-func finishSystem(blocks []Block) ([]Block, int, uint64) {
+// tokens of prefix). The sums go on from the last build's at from, and
+// only the held blocks that finishing the two builds sets apart are
+// written again. It returns what it changed, the blocks' tokens and their
+// hash.
+func (a *assembler) finishSystem(blocks []Block, from, held int) (sysMarks, int, uint64) {
 	const minPrefix, maxMarks = 1024, 2
 	cand := func(b *Block, cum int) bool {
 		return b.Volatility != VolatilityRewritten && b.Cache != CacheNever && cum >= minPrefix
 	}
-	first, newest, runs := -1, -1, 0
-	stableUpTo, allStable := -1, true
-	cum := 0
-	h := uint64(fnvOffset)
-	for i := range blocks {
-		b := &blocks[i]
-		cum += b.Tokens
-		h ^= b.Hash
-		h *= fnvPrime
-		if b.Cache == CacheUntilChanged {
-			if first < 0 {
-				first = i
-			}
-			if newest < 0 || b.stamp > blocks[newest].stamp {
-				newest = i
-			}
-		}
-		if b.Cache != CacheNever && (i == 0 || blocks[i-1].Cache != b.Cache) {
-			runs++
-		}
-		if b.Volatility != VolatilityStable || b.Cache == CacheNever {
-			allStable = false
-		}
-		if allStable && cand(b, cum) {
-			stableUpTo = i
-		}
+	from = min(from, len(a.sysSums))
+	if cap(a.sysSums) < len(blocks) {
+		a.sysSums = slices.Grow(a.sysSums[:from], len(blocks)-from)
 	}
-	tokens := cum
+	sums := a.sysSums[:len(blocks)]
+	s := sysSum{hash: fnvOffset, stableUpTo: -1, allStable: true}
+	if from > 0 {
+		s = sums[from-1]
+	}
+	// The held blocks' hints may be retagged: from is past them, and
+	// s.hint is the last one as rendered.
+	for i := from; i < len(blocks); i++ {
+		b := &blocks[i]
+		s.tokens += b.Tokens
+		s.hash = (s.hash ^ b.Hash) * fnvPrime
+		if b.Cache != CacheNever && (i == 0 || s.hint != b.Cache) {
+			s.runs++
+		}
+		s.hint = b.Cache
+		s.allStable = s.allStable && b.Volatility == VolatilityStable && b.Cache != CacheNever
+		if s.allStable && cand(b, s.tokens) {
+			s.stableUpTo = i
+		}
+		sums[i] = s
+	}
+	a.sysSums = sums
+	m := sysMarks{at: [2]int{-1, -1}, retag: -1}
 	marks := 0
-	if stableUpTo >= 0 {
-		blocks[stableUpTo].Breakpoint = true
+	if s.stableUpTo >= 0 {
+		m.at[marks] = s.stableUpTo
 		marks++
 	}
-	// Backwards, cum is taken down block by block rather than kept per block.
 	for i := len(blocks) - 1; i >= 0 && marks < maxMarks; i-- {
-		if cand(&blocks[i], cum) && !blocks[i].Breakpoint {
-			blocks[i].Breakpoint = true
+		if i != s.stableUpTo && cand(&blocks[i], sums[i].tokens) {
+			m.at[marks] = i
 			marks++
 		}
-		cum -= blocks[i].Tokens
 	}
-	// maxSystemCacheRuns caps the retagging (block_cache.rs).
-	if newest > first && runs < maxSystemCacheRuns {
-		for i := newest; i < len(blocks); i++ {
+	// The newest-changed UntilChanged region's blocks and those after it
+	// are retagged, unless the hints make maxSystemCacheRuns runs or more.
+	first, newest, at := -1, -1, 0
+	var stamp uint64
+	for i := range a.layout {
+		sl := &a.layout[i]
+		if sl.until {
+			if first < 0 {
+				first = at
+			}
+			if newest < 0 || sl.stamp > stamp {
+				newest, stamp = at, sl.stamp
+			}
+		}
+		at += sl.n
+	}
+	if newest > first && s.runs < maxSystemCacheRuns {
+		m.retag = newest
+	}
+	old := a.spareMarks
+	for _, i := range old.at {
+		if i >= 0 && i < held {
+			blocks[i].Breakpoint = false
+		}
+	}
+	for _, i := range m.at {
+		if i >= 0 {
+			blocks[i].Breakpoint = true
+		}
+	}
+	// Held blocks are as the old retagging left them: those between it
+	// and the new one are set again; the rest are as rendered.
+	oldAt, newAt := held, held
+	if old.retag >= 0 {
+		oldAt = min(old.retag, held)
+	}
+	if m.retag >= 0 {
+		newAt = min(m.retag, held)
+	}
+	for i := min(oldAt, newAt); i < max(oldAt, newAt); i++ {
+		if c := blocks[i].Cache; c == CacheUntilChanged || c == CacheRecentlyChanged {
+			blocks[i].Cache = CacheUntilChanged
+			if i >= newAt {
+				blocks[i].Cache = CacheRecentlyChanged
+			}
+		}
+	}
+	if m.retag >= 0 {
+		for i := max(m.retag, held); i < len(blocks); i++ {
 			if blocks[i].Cache == CacheUntilChanged {
 				blocks[i].Cache = CacheRecentlyChanged
 			}
 		}
 	}
-	return blocks, tokens, h
+	return m, s.tokens, s.hash
 }
 
 // finishMessages strips unpaired tool blocks, flags the message breakpoint,
@@ -968,7 +1045,7 @@ func (c *Context) renderRegion(r *region) {
 	if !r.rend.valid {
 		dirty = 0
 	}
-	r.rend.sysKept = 0
+	r.rend.sysKept, r.rend.stamp = 0, 0
 	switch r.kind {
 	case KindSlidingWindow:
 		r.rend.msgs = c.renderMessages(r, dirty)
@@ -1047,7 +1124,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		}
 		return "[" + r.name + " continued]:\n"
 	}
-	stamp := r.newestStamp()
+	r.rend.stamp = r.newestStamp()
 	if r.def.Volatility != VolatilityGrows {
 		rd := &r.rend
 		from := rd.text.Len()
@@ -1093,7 +1170,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		b := Block{
 			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 			Tokens: c.counter.Count(head0) + r.tokens, Cache: hint, Volatility: r.def.Volatility,
-			Hash: rd.hash.Sum(), stamp: stamp,
+			Hash: rd.hash.Sum(),
 		}
 		rd.blocks, rd.chunkStarts = []Block{b}, []int{0}
 		return
@@ -1208,9 +1285,6 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		})
 		starts = append(starts, start)
 		start = end
-	}
-	for i := range blocks {
-		blocks[i].stamp = stamp
 	}
 	rd.blocks, rd.chunkStarts, rd.count = blocks, starts, len(r.entries)
 }
@@ -1571,7 +1645,7 @@ func (c *Context) renderCustom(r *region) ([]Block, []Message) {
 		}
 		t := c.counter.Count(s)
 		emitted += t
-		blocks = append(blocks, Block{Region: r.name, Role: RoleSystem, Type: BlockText, Text: s, Tokens: t, Cache: hint, Volatility: VolatilityRewritten, Hash: hashText(s), stamp: r.newestStamp()})
+		blocks = append(blocks, Block{Region: r.name, Role: RoleSystem, Type: BlockText, Text: s, Tokens: t, Cache: hint, Volatility: VolatilityRewritten, Hash: hashText(s)})
 	}
 	var msgs []Message
 	for i, sm := range out.Messages {

@@ -228,7 +228,7 @@ func TestFillerDifferential(t *testing.T) {
 func requestText(req *Request) string {
 	var sb strings.Builder
 	blk := func(b Block) {
-		b.Text, b.Hash, b.stamp = ExpandFiller(b.Text), 0, 0
+		b.Text, b.Hash = ExpandFiller(b.Text), 0
 		fmt.Fprintf(&sb, "%+v\n", b)
 	}
 	for _, b := range req.System {
