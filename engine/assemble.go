@@ -298,11 +298,13 @@ type assembler struct {
 	spareMark            []Block // markMessageBreakpoint's copies, likewise
 	mark                 []Block
 	msgSysChgd           bool
-	// The sliding windows of the last rebuild of the messages, and how
+	// The sliding windows of the last rebuild of the messages (compared
+	// with winRegs only if they were listed since: winsListed), and how
 	// many of their leading messages were as at the rebuild before (lead).
 	// msgsOK of msgs (spareOK of spareMsgs) hold the windows' messages of
 	// their rebuild, but for the one marked (msgsMarked, spareMarked; -1).
-	wins, spareWins         []*region
+	wins                    []*region
+	winsListed              bool
 	lead, msgsOK, spareOK   int
 	msgsMarked, spareMarked int
 	begin, cont             Message     // finishing's "Begin." and "Continue."
@@ -370,15 +372,15 @@ func (c *Context) Assemble() *Request {
 		// oldest entries of the first window that has messages: those of
 		// windows not rendered again, then those the first window rendered
 		// again kept.
-		wins := a.spareWins[:0]
 		lead, drop, leading := 0, 0, len(preamble) == 0
 		for _, r := range a.winRegs {
 			rd := &r.rend
 			before := len(rd.msgs)
 			rd.kept, rd.dropped = before, 0 // unless rendered again
-			c.renderRegion(r)
+			if !rd.valid || rd.version != r.version {
+				c.renderRegion(r)
+			}
 			n += len(rd.msgs)
-			wins = append(wins, r)
 			if leading && rd.dropped > 0 {
 				if lead > 0 || drop > 0 {
 					leading = false
@@ -391,13 +393,15 @@ func (c *Context) Assemble() *Request {
 				leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
 			}
 		}
-		if !slices.Equal(wins, a.wins) {
-			lead, drop = 0, 0
+		if a.winsListed {
+			if !slices.Equal(a.winRegs, a.wins) {
+				lead, drop = 0, 0
+			}
+			a.wins, a.winsListed = append(a.wins[:0], a.winRegs...), false
 		}
 		if drop > 0 && lead == 0 {
 			drop = 0
 		}
-		a.wins, a.spareWins = wins, a.wins
 		// The spare buffer holds the messages of the rebuild before last:
 		// its leading slots that hold what they would be given (the same
 		// since then, and not the one it marked) are left as they are.
@@ -422,11 +426,15 @@ func (c *Context) Assemble() *Request {
 		for _, r := range a.winRegs {
 			if len(r.rend.msgs) > 0 {
 				rd := &r.rend
-				base := len(msgs)
-				skip := min(max(keep-base, 0), len(rd.msgs))
-				msgs = appendMessages(msgs[:base+skip], rd.msgs[skip:])
-				if fix >= base && fix < base+skip {
-					msgs[fix] = rd.msgs[fix-base]
+				if drop > 0 {
+					msgs = append(msgs, rd.msgs...) // every slot moved: one copy
+				} else {
+					base := len(msgs)
+					skip := min(max(keep-base, 0), len(rd.msgs))
+					msgs = appendMessages(msgs[:base+skip], rd.msgs[skip:])
+					if fix >= base && fix < base+skip {
+						msgs[fix] = rd.msgs[fix-base]
+					}
 				}
 				end := rd.msgInfo[len(rd.msgInfo)-1]
 				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
@@ -719,7 +727,7 @@ func (a *assembler) listRegions(regions []*region) {
 			a.hasCustom = a.hasCustom || r.kind == KindCustom
 		}
 	}
-	a.listed = true
+	a.listed, a.winsListed = true, true
 }
 
 func volTier(b *Block) int {
@@ -1547,7 +1555,7 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 	case EntryToolResult:
 		return r.rend.oneBlockMessage(RoleUser, Block{
 			Region: region, Role: RoleUser, Type: BlockToolResult, Text: e.content, Tokens: e.tokens,
-			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(e.callID, e.content),
+			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashPair(e.callID, e.content),
 			ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
 		})
 	}

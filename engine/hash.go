@@ -128,6 +128,15 @@ func hashText(s string) uint64 {
 	return h.Sum()
 }
 
+// hashPair is hashParts of two, without the variadic loop (tool results).
+func hashPair(a, b string) uint64 {
+	h := newHasher()
+	h.WriteString(a)
+	h.WriteString("\x00")
+	h.WriteString(b)
+	return h.Sum()
+}
+
 // hashParts hashes several fields with separators (tool blocks).
 func hashParts(parts ...string) uint64 {
 	h := newHasher()
