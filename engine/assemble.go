@@ -577,7 +577,11 @@ func (a *assembler) keptLayout() ([]Block, int, int) {
 			leading = kept == len(bs) && kept == s.n
 		}
 		h := min(same, max(spareLead-lead, 0))
-		blocks = appendBlocks(blocks, bs, h)
+		if h == len(bs) && cap(blocks)-len(blocks) >= h {
+			blocks = blocks[:len(blocks)+h] // held whole
+		} else {
+			blocks = appendBlocks(blocks, bs, h)
+		}
 		lead += same
 		held += h
 		s.n, s.stamp = len(bs), rd.stamp // the hint is kept (renderChanged)
@@ -1444,19 +1448,26 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 		if i > 0 {
 			x = info[i-1]
 		}
-		x.tokens += m.Tokens()
 		if m.Role == RoleUser {
 			x.users++
 		}
 		prevUses := x.uses
 		x.uses, x.results = false, false
+		empty := true // as emptyMessage says, in the same pass
 		for j := range m.Blocks {
 			b := &m.Blocks[j]
-			x.uses = x.uses || b.Type == BlockToolUse
-			x.results = x.results || b.Type == BlockToolResult
+			x.tokens += b.Tokens
+			switch b.Type {
+			case BlockToolUse:
+				x.uses, empty = true, false
+			case BlockToolResult:
+				x.results, empty = true, false
+			default:
+				empty = empty && strings.TrimSpace(b.Text) == ""
+			}
 		}
 		// Messages with no tool blocks between them pair.
-		if emptyMessage(m) || i > 0 && (prevUses || x.results) && !pairOK(&out[i-1], m) {
+		if empty || i > 0 && (prevUses || x.results) && !pairOK(&out[i-1], m) {
 			x.bad++ // no blocks is empty too
 		}
 		info = append(info, x)
