@@ -1194,9 +1194,10 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 	if reused {
 		dirty = c.reuseShiftedChunks(r, hint, head)
 	}
-	keep := 0
-	for keep+1 < len(rd.chunkStarts) && rd.chunkStarts[keep+1] <= dirty {
-		keep++
+	// The last chunk that starts at or before dirty (it is near the end).
+	keep := max(len(rd.chunkStarts)-1, 0)
+	for keep > 0 && rd.chunkStarts[keep] > dirty {
+		keep--
 	}
 	if dirty <= 0 || keep > len(rd.blocks) {
 		keep = 0
