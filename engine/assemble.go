@@ -1538,7 +1538,9 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 	}
 	switch e.kind {
 	case EntryUser:
-		return r.rend.oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
+		m, b := r.rend.oneBlockMessage(RoleUser)
+		*b = blk(RoleUser, e.content, e.tokens)
+		return m
 	case EntryAssistant:
 		callTokens := 0
 		for i := range e.calls {
@@ -1565,29 +1567,33 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 		}
 		return m
 	case EntryToolResult:
-		return r.rend.oneBlockMessage(RoleUser, Block{
+		m, b := r.rend.oneBlockMessage(RoleUser)
+		*b = Block{
 			Region: region, Role: RoleUser, Type: BlockToolResult, Text: e.content, Tokens: e.tokens,
 			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashPair(e.callID, e.content),
 			ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
-		})
+		}
+		return m
 	}
+	role, text := RoleUser, e.content
 	t := strings.TrimSpace(e.content)
 	switch {
 	case strings.HasPrefix(t, "Assistant: "):
-		rest := strings.TrimPrefix(t, "Assistant: ")
-		return r.rend.oneBlockMessage(RoleAssistant, blk(RoleAssistant, rest, e.tokens))
+		role, text = RoleAssistant, strings.TrimPrefix(t, "Assistant: ")
 	case strings.HasPrefix(t, "User: "):
-		rest := strings.TrimPrefix(t, "User: ")
-		return r.rend.oneBlockMessage(RoleUser, blk(RoleUser, rest, e.tokens))
+		text = strings.TrimPrefix(t, "User: ")
 	}
-	return r.rend.oneBlockMessage(RoleUser, blk(RoleUser, e.content, e.tokens))
+	m, b := r.rend.oneBlockMessage(role)
+	*b = blk(role, text, e.tokens)
+	return m
 }
 
-// oneBlockMessage makes a message of one block (most entries' messages are).
-func (a *rendered) oneBlockMessage(role Role, b Block) *Message {
+// oneBlockMessage makes a message of one block (most entries' messages
+// are), and returns it with the block to write.
+func (a *rendered) oneBlockMessage(role Role) (*Message, *Block) {
 	m := a.newMessage(role, 1)
-	m.Blocks = append(m.Blocks, b)
-	return m
+	m.Blocks = m.Blocks[:1]
+	return m, &m.Blocks[0]
 }
 
 // newMessage returns an entry's message with room for n blocks: a retired
