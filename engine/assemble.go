@@ -1406,38 +1406,29 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	// Assemble copies the messages out, so the slice is reused; the blocks
 	// of merged tool results are new (requests hold them).
 	out, starts := rd.msgs[:k], rd.msgStarts[:k]
-	// Tool results merge into one user message: pending holds its blocks
-	// from entry pendingFrom on, until another kind of entry or the end.
-	var pending []Block
-	pendingFrom := 0
-	for i := from; i <= len(r.entries); i++ {
-		var e *entry
-		if i < len(r.entries) {
-			e = r.entries[i]
+	for i := from; i < len(r.entries); {
+		e := r.entries[i]
+		if e.msg == nil {
+			e.msg = c.entryMessage(r, e)
+		}
+		starts = append(starts, i)
+		i++
+		if e.kind != EntryToolResult {
+			out = append(out, *e.msg)
+			continue
+		}
+		// A run of tool results is one user message. One result's blocks
+		// serve as they are (capped, so that a second result is appended
+		// to a copy).
+		blocks := e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
+		for ; i < len(r.entries) && r.entries[i].kind == EntryToolResult; i++ {
+			e := r.entries[i]
 			if e.msg == nil {
 				e.msg = c.entryMessage(r, e)
 			}
-			if e.kind == EntryToolResult {
-				if len(pending) == 0 {
-					// One result's blocks serve as they are (capped, so
-					// that a second result is appended to a copy).
-					pendingFrom = i
-					pending = e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
-					continue
-				}
-				pending = append(pending, e.msg.Blocks...)
-				continue
-			}
+			blocks = append(blocks, e.msg.Blocks...)
 		}
-		if len(pending) > 0 {
-			out = append(out, Message{Role: RoleUser, Blocks: pending})
-			starts = append(starts, pendingFrom)
-			pending = nil
-		}
-		if e != nil {
-			out = append(out, *e.msg)
-			starts = append(starts, i)
-		}
+		out = append(out, Message{Role: RoleUser, Blocks: blocks})
 	}
 	rd.msgStarts, rd.count = starts, len(r.entries)
 	rd.kept = k
