@@ -195,6 +195,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
 		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
 	}
+	e.release()
 	return res, nil
 }
 
