@@ -105,7 +105,8 @@ func (r *recorder) Request(s RequestSample) {
 	r.s = append(r.s, s)
 	r.last = nil
 	if s.Request != nil && len(s.Request.Blocks) > 0 {
-		r.last = s.Request.Blocks[0]
+		b := *s.Request.Blocks[0] // the run reuses its blocks' memory after it ends
+		r.last = &b
 	}
 }
 

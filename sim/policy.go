@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/ctxsim/ctxsim/engine"
@@ -55,20 +56,38 @@ type env struct {
 	// every block it makes (content stats list them), so a slab frees no
 	// later than its blocks would, and the allocator runs once per slab.
 	blockSlab []Block
+	slabs     []*[slabLen]Block // the slabs blockSlab came from, for release
 	statSlab  []contentStat
 }
 
 // slabLen is how many blocks or content stats a slab holds.
 const slabLen = 64
 
+// blockSlabs holds the slabs of blocks of finished runs, cleared: a run
+// keeps every block it makes until it ends, so its slabs were two fifths of
+// its allocation, and of the collector's work.
+var blockSlabs = sync.Pool{New: func() any { return new([slabLen]Block) }}
+
 // allocBlock returns a zero block from the current slab.
 func (e *env) allocBlock() *Block {
 	if len(e.blockSlab) == 0 {
-		e.blockSlab = make([]Block, slabLen)
+		s := blockSlabs.Get().(*[slabLen]Block)
+		e.slabs = append(e.slabs, s)
+		e.blockSlab = s[:]
 	}
 	b := &e.blockSlab[0]
 	e.blockSlab = e.blockSlab[1:]
 	return b
+}
+
+// release returns the run's slabs of blocks, cleared, for later runs: no
+// block may be used after it.
+func (e *env) release() {
+	for _, s := range e.slabs {
+		*s = [slabLen]Block{}
+		blockSlabs.Put(s)
+	}
+	e.slabs, e.blockSlab = nil, nil
 }
 
 // allocStat returns a zero content stat from the current slab.

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -195,6 +196,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
 		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
 	}
+	e.release()
 	return res, nil
 }
 
@@ -444,7 +446,8 @@ func (r *runner) drain() {
 		}
 		r.apply(it.ev, it.due)
 	}
-	clear(q)
+	// The events q points to stay anyway (the source's, or held's), so q
+	// is not cleared.
 	r.q = q[:0]
 	for i := 0; i < r.nheld; i += heldLen {
 		clear(r.held[i/heldLen][:min(heldLen, r.nheld-i)]) // let the events' strings go
@@ -490,8 +493,11 @@ func (r *runner) infer(ev *trace.Event) {
 		misses := r.evalProbes(req, true)
 		calls, results := r.calls[:0], r.results[:0]
 		for _, p := range misses {
-			src := r.tools[p.probe.Source]
-			if r.cfg.NoRefetch || p.probe.Refetch == nil || src.ev == nil {
+			var src toolResult
+			if !r.cfg.NoRefetch && p.probe.Refetch != nil {
+				src = r.tools[p.probe.Source]
+			}
+			if src.ev == nil {
 				r.m.lost[lostFact{p.probe.Fact, p.probe.Text}] = true
 				continue
 			}
@@ -511,7 +517,7 @@ func (r *runner) infer(ev *trace.Event) {
 		// come back after the slowest tool's latency.
 		r.refetch++
 		call := &r.call
-		*call = trace.Event{Kind: trace.KindAssistant, ID: fmt.Sprintf("refetch#%d", r.refetch), ToolCalls: calls}
+		*call = trace.Event{Kind: trace.KindAssistant, ID: "refetch#" + strconv.Itoa(r.refetch), ToolCalls: calls}
 		r.finishInference(uncachedPrefill, r.env.tok.Count(assistantText(call)))
 		r.env.refetching = true
 		r.pol.observe(call)
