@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -761,23 +762,21 @@ func (a *textArena) regionBlockID(region string, hash uint64) string {
 	b := a.room(len(region) + 17)
 	b = append(b, region...)
 	b = append(b, '#')
-	var hex [16]byte
-	for i := 14; i >= 0; i -= 2 {
-		d := hexPairs[hash&255]
-		hex[i], hex[i+1] = d[0], d[1]
-		hash >>= 8
-	}
-	return a.finish(append(b, hex[:]...))
+	b = binary.BigEndian.AppendUint64(b, hexDigits(uint32(hash>>32)))
+	return a.finish(binary.BigEndian.AppendUint64(b, hexDigits(uint32(hash))))
 }
 
-// hexPairs holds each byte's two hex digits.
-var hexPairs = func() (t [256][2]byte) {
-	const digits = "0123456789abcdef"
-	for i := range t {
-		t[i] = [2]byte{digits[i>>4], digits[i&15]}
-	}
-	return t
-}()
+// hexDigits is the 8 hex digits of x, the first in the top byte: its
+// nibbles spread one to a byte, then made digits all at once (a table of
+// digits missed the cache, evicted between requests).
+func hexDigits(x uint32) uint64 {
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000FFFF0000FFFF
+	v = (v | v<<8) & 0x00FF00FF00FF00FF
+	v = (v | v<<4) & 0x0F0F0F0F0F0F0F0F
+	letters := (v + 0x0606060606060606) >> 4 & 0x0101010101010101 // 1 in the bytes over 9
+	return v + 0x3030303030303030 + letters*('a'-'0'-10)
+}
 
 // toolUseText renders a tool call as <tool_use id="…" name="…">args</tool_use>
 // (id and name Go-quoted).
