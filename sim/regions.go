@@ -481,6 +481,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if eb.Role == engine.RoleSystem && eb.Type == engine.BlockText && text != "" {
 		// A region's open last chunk grows by appending: count and sign only
 		// what follows the part counted for its previous version.
+		oldSize := rs.grown.size() // rs.chunk's text, written out
 		n, sig, signed := rs.grown.count(p.env.tok, text)
 		b = p.env.makeBlock(kind, "", text, 0, nil, key, n)
 		if signed {
@@ -490,7 +491,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
 		if old := rs.chunk; old != nil && old.sent && extendsText(old.Text, text) {
-			b.prior = min(sharedTokens(p.env.tok, engine.TextLen(old.Text), old.Tokens), b.Tokens)
+			b.prior = min(sharedTokens(p.env.tok, oldSize, old.Tokens), b.Tokens)
 		}
 		rs.chunk = b
 	} else {
