@@ -47,7 +47,10 @@ type regionPolicy struct {
 	recent  [16]recentCall
 	nrecent int
 	regions map[string]*regionState
-	last    *regionState // the state region last returned, for its name's next call
+	// The states region last returned, the latest first: a region's blocks
+	// come in a row, and a request's new ones mostly from two regions in
+	// turn (a chunk of a system region, then messages).
+	last [2]*regionState
 
 	cached []*Block   // converted engine blocks, in the order converted
 	index  blockTable // their indices in cached by content key
@@ -91,10 +94,13 @@ type regionState struct {
 
 // region returns the state of the region called name.
 func (p *regionPolicy) region(name string) *regionState {
-	if p.last != nil && p.last.name == name {
-		return p.last // the engine renders a region's blocks in a row
+	if rs := p.last[0]; rs != nil && rs.name == name {
+		return rs
 	}
-	rs := p.regions[name]
+	rs := p.last[1]
+	if rs == nil || rs.name != name {
+		rs = p.regions[name]
+	}
 	if rs == nil {
 		rs = &regionState{name: name}
 		if len(p.env.regionNames) < math.MaxUint16 {
@@ -103,7 +109,7 @@ func (p *regionPolicy) region(name string) *regionState {
 		}
 		p.regions[name] = rs
 	}
-	p.last = rs
+	p.last = [2]*regionState{rs, p.last[0]}
 	return rs
 }
 
