@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/ctxsim/ctxsim/engine"
 )
 
 // oddTokenizer counts in a way that is neither additive nor bytes/N, so a
@@ -20,7 +22,7 @@ func (oddTokenizer) CountBytes(n int) int  { return n/7 + 1 }
 // gives exactly countSigned's figure and signature, with filler runs that
 // start, continue and end at the seams between appends.
 func TestGrownCountMatchesCountText(t *testing.T) {
-	pieces := []string{"", "plain text ", "~", "~~~~~~~~", strings.Repeat("~", 16), strings.Repeat("~", 300), "\n\nnext entry", "x", "~~~~~~~~~~~~~~~ fifteen", strings.Repeat("long line ", 60)}
+	pieces := []string{"", "plain text ", "~", "~~~~~~~~", strings.Repeat("~", 16), strings.Repeat("~", 300), "\n\nnext entry", string(engine.AppendFiller(nil, 40)), "x", "~~~~~~~~~~~~~~~ fifteen", strings.Repeat("long line ", 60)}
 	toks := []Tokenizer{oddTokenizer{}}
 	for _, name := range []string{"bytes/4", "bytes/3.5"} {
 		tok, err := NewTokenizer(name)
@@ -45,6 +47,9 @@ func TestGrownCountMatchesCountText(t *testing.T) {
 					want, wantSig, wantOK := countSigned(tok, text)
 					if got != want || sig != wantSig || ok != wantOK {
 						t.Fatalf("trial %d step %d: grown count %d, %v, countSigned %d, %v, text %q", trial, step, got, ok, want, wantOK, text)
+					}
+					if g.size() != engine.TextLen(text) {
+						t.Fatalf("trial %d step %d: grown size %d, want %d, text %q", trial, step, g.size(), engine.TextLen(text), text)
 					}
 				}
 				// A different text (not an extension) is counted afresh.

@@ -501,6 +501,9 @@ func countSegments(tok Tokenizer, text string, from, before int, s *signer) (n, 
 		if s != nil {
 			s.add(text, pos, i)
 		}
+		if s != nil {
+			s.size += k
+		}
 		j := i + size
 		if j == len(text) && size == k {
 			// The run may go on as the text grows.
@@ -558,12 +561,14 @@ func (r *runs) next(pos int) (at, n, size int) {
 type signer struct {
 	sig   gramSig
 	plain int // bytes outside runs of filler so far; the signature is whole while at most sigMaxBytes
+	size  int // bytes so far, runs written out
 }
 
 // add signs the segment text[pos:end] of plain text, which a run of filler
 // follows unless end is the text's end, and one precedes unless pos is 0:
 // the trigrams of the segment with "~~" before it and "~~~" after it.
 func (s *signer) add(text string, pos, end int) {
+	s.size += end - pos
 	if s.plain += end - pos; s.plain > sigMaxBytes {
 		return
 	}
@@ -591,8 +596,11 @@ type grownCount struct {
 	beforeLast int    // tokens of text[:last]
 	open       bool   // the last segment is a run of filler reaching the end
 	signed     bool   // s.sig is the text's signature
-	s          signer // its plain bytes are those of text[:last]
+	s          signer // its plain bytes and size are those of text[:last]
 }
+
+// size is the length of the text counted, its runs written out.
+func (g *grownCount) size() int { return g.s.size + len(g.text) - g.last }
 
 // count counts text as countText does, and signs it as countSigned does. A
 // text that extends the counted one resumes at its last segment (signing it
@@ -614,6 +622,7 @@ func (g *grownCount) count(tok Tokenizer, text string) (n int, sig gramSig, ok b
 			g.text = text
 			n = g.beforeLast + tok.CountBytes(j-g.last)
 		} else {
+			g.s.size += j - g.last
 			n = g.resume(tok, text, j, g.beforeLast+tok.CountBytes(j-g.last))
 		}
 	default:
@@ -633,6 +642,7 @@ func (g *grownCount) resume(tok Tokenizer, text string, from, before int) int {
 	if !open {
 		g.s.plain -= len(text) - last // the last segment is signed again as it grows
 	}
+	g.s.size -= len(text) - last // the last segment's bytes are its length
 	g.text, g.last, g.beforeLast, g.open = text, last, beforeLast, open
 	return n
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -40,8 +41,16 @@ type regionPolicy struct {
 
 	callEvent map[string]string // tool call id -> tool_result event id
 	refetched map[string]bool   // call ids of refetch calls
-	regions   map[string]*regionState
-	last      *regionState // the state region last returned, for its name's next call
+	// recent holds the latest tool calls (recent[(nrecent-1)%len] the
+	// newest): the blocks of most calls are converted at the request that
+	// follows them, and find them here without two string-keyed map lookups.
+	recent  [16]recentCall
+	nrecent int
+	regions map[string]*regionState
+	// The states region last returned, the latest first: a region's blocks
+	// come in a row, and a request's new ones mostly from two regions in
+	// turn (a chunk of a system region, then messages).
+	last [2]*regionState
 
 	cached []*Block   // converted engine blocks, in the order converted
 	index  blockTable // their indices in cached by content key
@@ -85,10 +94,13 @@ type regionState struct {
 
 // region returns the state of the region called name.
 func (p *regionPolicy) region(name string) *regionState {
-	if p.last != nil && p.last.name == name {
-		return p.last // the engine renders a region's blocks in a row
+	if rs := p.last[0]; rs != nil && rs.name == name {
+		return rs
 	}
-	rs := p.regions[name]
+	rs := p.last[1]
+	if rs == nil || rs.name != name {
+		rs = p.regions[name]
+	}
 	if rs == nil {
 		rs = &regionState{name: name}
 		if len(p.env.regionNames) < math.MaxUint16 {
@@ -97,8 +109,24 @@ func (p *regionPolicy) region(name string) *regionState {
 		}
 		p.regions[name] = rs
 	}
-	p.last = rs
+	p.last = [2]*regionState{rs, p.last[0]}
 	return rs
+}
+
+// recentCall is a tool call as callEvent and refetched know it.
+type recentCall struct {
+	id, event string // event is "" until the call's result is observed
+	refetched bool
+}
+
+// recentCall returns the newest of the recent calls with the id, or nil.
+func (p *regionPolicy) recentCall(id string) *recentCall {
+	for i := p.nrecent - 1; i >= max(0, p.nrecent-len(p.recent)); i-- {
+		if c := &p.recent[i%len(p.recent)]; c.id == id {
+			return c
+		}
+	}
+	return nil
 }
 
 // hashSet is a set of content hashes by open addressing: they are XXH64
@@ -353,9 +381,14 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		p.calls = calls
 		for i, c := range ev.ToolCalls {
 			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
-			if p.env.refetching {
+			refetched := p.env.refetching
+			if refetched {
 				p.refetched[c.ID] = true
+			} else if len(p.refetched) > 0 {
+				refetched = p.refetched[c.ID]
 			}
+			p.recent[p.nrecent%len(p.recent)] = recentCall{id: c.ID, refetched: refetched}
+			p.nrecent++
 		}
 		text := ev.Text
 		if text == "" && ev.Size > 0 {
@@ -367,6 +400,9 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		p.callEvent[ev.CallID] = ev.ID
+		if c := p.recentCall(ev.CallID); c != nil {
+			c.event = ev.ID
+		}
 		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: p.content(ev), IsError: ev.IsError})
 		p.check("tool result", err)
 	case trace.KindContextOp:
@@ -422,10 +458,18 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		text = engine.ExpandFiller(text)
 	}
 	evID, isEvent := "", false
+	var call *recentCall
+	if eb.ToolCallID != "" {
+		call = p.recentCall(eb.ToolCallID)
+	}
 	switch eb.Type {
 	case engine.BlockToolResult:
 		kind = BlockToolResult
-		evID, isEvent = p.callEvent[eb.ToolCallID]
+		if call != nil && call.event != "" {
+			evID, isEvent = call.event, true
+		} else {
+			evID, isEvent = p.callEvent[eb.ToolCallID]
+		}
 	case engine.BlockToolUse:
 		kind = BlockAssistant
 		text = p.arena.toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
@@ -443,6 +487,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if eb.Role == engine.RoleSystem && eb.Type == engine.BlockText && text != "" {
 		// A region's open last chunk grows by appending: count and sign only
 		// what follows the part counted for its previous version.
+		oldSize := rs.grown.size() // rs.chunk's text, written out
 		n, sig, signed := rs.grown.count(p.env.tok, text)
 		b = p.env.makeBlock(kind, "", text, 0, nil, key, n)
 		if signed {
@@ -452,7 +497,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
 		if old := rs.chunk; old != nil && old.sent && extendsText(old.Text, text) {
-			b.prior = min(sharedTokens(p.env.tok, engine.TextLen(old.Text), old.Tokens), b.Tokens)
+			b.prior = min(sharedTokens(p.env.tok, oldSize, old.Tokens), b.Tokens)
 		}
 		rs.chunk = b
 	} else {
@@ -472,7 +517,9 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if eb.Role == engine.RoleSystem && rs.kind == engine.KindPinned {
 		b.exempt = true // instructions and the task, as for flat policies
 	}
-	if eb.ToolCallID != "" && len(p.refetched) > 0 && p.refetched[eb.ToolCallID] {
+	if call != nil {
+		b.Refetched = b.Refetched || call.refetched
+	} else if eb.ToolCallID != "" && len(p.refetched) > 0 && p.refetched[eb.ToolCallID] {
 		b.Refetched = true
 	}
 	return b
@@ -722,23 +769,21 @@ func (a *textArena) regionBlockID(region string, hash uint64) string {
 	b := a.room(len(region) + 17)
 	b = append(b, region...)
 	b = append(b, '#')
-	var hex [16]byte
-	for i := 14; i >= 0; i -= 2 {
-		d := hexPairs[hash&255]
-		hex[i], hex[i+1] = d[0], d[1]
-		hash >>= 8
-	}
-	return a.finish(append(b, hex[:]...))
+	b = binary.BigEndian.AppendUint64(b, hexDigits(uint32(hash>>32)))
+	return a.finish(binary.BigEndian.AppendUint64(b, hexDigits(uint32(hash))))
 }
 
-// hexPairs holds each byte's two hex digits.
-var hexPairs = func() (t [256][2]byte) {
-	const digits = "0123456789abcdef"
-	for i := range t {
-		t[i] = [2]byte{digits[i>>4], digits[i&15]}
-	}
-	return t
-}()
+// hexDigits is the 8 hex digits of x, the first in the top byte: its
+// nibbles spread one to a byte, then made digits all at once (a table of
+// digits missed the cache, evicted between requests).
+func hexDigits(x uint32) uint64 {
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000FFFF0000FFFF
+	v = (v | v<<8) & 0x00FF00FF00FF00FF
+	v = (v | v<<4) & 0x0F0F0F0F0F0F0F0F
+	letters := (v + 0x0606060606060606) >> 4 & 0x0101010101010101 // 1 in the bytes over 9
+	return v + 0x3030303030303030 + letters*('a'-'0'-10)
+}
 
 // toolUseText renders a tool call as <tool_use id="…" name="…">args</tool_use>
 // (id and name Go-quoted).

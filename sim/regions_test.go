@@ -195,7 +195,7 @@ func TestRegionBlockTexts(t *testing.T) {
 	for _, c := range []struct {
 		region string
 		hash   uint64
-	}{{"codebase", 0}, {"", 1}, {"conversation", 0xfedcba9876543210}, {"ünï", 0x0f}} {
+	}{{"codebase", 0}, {"", 1}, {"conversation", 0xfedcba9876543210}, {"ünï", 0x0f}, {"x", 0x0123456789abcdef}, {"y", ^uint64(0)}} {
 		if got, want := regionBlockID(c.region, c.hash), fmt.Sprintf("%s#%016x", c.region, c.hash); got != want {
 			t.Errorf("regionBlockID = %q, want %q", got, want)
 		}

@@ -167,8 +167,10 @@ func (g *gramSig) addSpan(seg string, after, before bool) {
 		g.add(string(b))
 		return
 	}
+	const f = engine.FillerByte
 	if after {
-		g.add(string(append(append(buf[:0], "~~"...), seg[:2]...)))
+		g.add3(f, f, seg[0])
+		g.add3(f, seg[0], seg[1])
 	}
 	if len(seg) >= 32 {
 		g.addLong(seg)
@@ -176,7 +178,10 @@ func (g *gramSig) addSpan(seg string, after, before bool) {
 		g.add(seg)
 	}
 	if before {
-		g.add(string(append(append(buf[:0], seg[len(seg)-2:]...), "~~~"...)))
+		n := len(seg)
+		g.add3(seg[n-2], seg[n-1], f)
+		g.add3(seg[n-1], f, f)
+		g.add3(f, f, f)
 	}
 }
 
@@ -202,7 +207,9 @@ func (g *gramSig) add(s string) {
 }
 
 // addLong is add for a long text: six trigrams from each 8 bytes read as
-// one word, a third fewer instructions than byte by byte.
+// one word, a third fewer instructions than byte by byte. A trigram's gram
+// is the top byte of its product, whose top two bits pick the word: no
+// temporary for the gram, which made the compiler spill registers.
 func (g *gramSig) addLong(s string) {
 	w := *g
 	j := 0
@@ -210,21 +217,21 @@ func (g *gramSig) addLong(s string) {
 		b := s[j : j+8] // one load, its bytes swapped
 		x := uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
 			uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
-		w.set(uint32(x >> 40))
-		w.set(uint32(x >> 32))
-		w.set(uint32(x >> 24))
-		w.set(uint32(x >> 16))
-		w.set(uint32(x >> 8))
-		w.set(uint32(x))
+		p := uint32(x>>40) * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
+		p = uint32(x>>32) & 0xFFFFFF * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
+		p = uint32(x>>24) & 0xFFFFFF * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
+		p = uint32(x>>16) & 0xFFFFFF * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
+		p = uint32(x>>8) & 0xFFFFFF * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
+		p = uint32(x) & 0xFFFFFF * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
 	}
 	w.add(s[j:])
 	*g = w
-}
-
-// set adds the trigram in the low three bytes of x.
-func (g *gramSig) set(x uint32) {
-	k := (x & 0xFFFFFF) * gramMul >> 24
-	g[k>>6] |= 1 << (k & 63)
 }
 
 // covers reports whether every trigram of need is in g.
@@ -278,14 +285,33 @@ func (w *wideSig) add3(a, b, c byte) {
 	w[k>>6] |= 1 << (k & 63)
 }
 
-// add adds the trigrams of s to w, the last bytes kept in one word as
+// add adds the trigrams of s to w: six from each 8 bytes read as one word,
+// as gramSig.addLong does, then the last bytes kept in one word as
 // gramSig.add does.
 func (w *wideSig) add(s string) {
-	if len(s) < 3 {
+	j := 0
+	for ; j+8 <= len(s); j += 6 {
+		b := s[j : j+8]
+		x := uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+			uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+		p := uint32(x>>40) * gramMul // wideGram is its top 12 bits
+		w[p>>26] |= 1 << (p >> 20 & 63)
+		p = uint32(x>>32) & 0xFFFFFF * gramMul
+		w[p>>26] |= 1 << (p >> 20 & 63)
+		p = uint32(x>>24) & 0xFFFFFF * gramMul
+		w[p>>26] |= 1 << (p >> 20 & 63)
+		p = uint32(x>>16) & 0xFFFFFF * gramMul
+		w[p>>26] |= 1 << (p >> 20 & 63)
+		p = uint32(x>>8) & 0xFFFFFF * gramMul
+		w[p>>26] |= 1 << (p >> 20 & 63)
+		p = uint32(x) & 0xFFFFFF * gramMul
+		w[p>>26] |= 1 << (p >> 20 & 63)
+	}
+	if len(s)-j < 3 {
 		return
 	}
-	x := uint32(s[0])<<8 | uint32(s[1])
-	for i := 2; i < len(s); i++ {
+	x := uint32(s[j])<<8 | uint32(s[j+1])
+	for i := j + 2; i < len(s); i++ {
 		x = x<<8 | uint32(s[i])
 		k := (x & 0xFFFFFF) * gramMul >> 20 // wideGram of the last three bytes
 		w[k>>6] |= 1 << (k & 63)

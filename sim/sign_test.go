@@ -101,7 +101,7 @@ func TestWideSig(t *testing.T) {
 }
 
 // TestAddLongAsAdd checks that reading trigrams a word at a time sets the
-// bits that reading them byte by byte does.
+// bits that reading them byte by byte does, in a signature and a wide one.
 func TestAddLongAsAdd(t *testing.T) {
 	text := "the quick brown fox jumps over the lazy dog \x00\xff~~~ 0123456789 " +
 		"THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG"
@@ -112,6 +112,14 @@ func TestAddLongAsAdd(t *testing.T) {
 			b.addLong(text[i:j])
 			if a != b {
 				t.Fatalf("addLong(%q) = %x, add = %x", text[i:j], b, a)
+			}
+			var w, want wideSig
+			w.add(text[i:j])
+			for k := i; k+3 <= j; k++ {
+				want.add3(text[k], text[k+1], text[k+2])
+			}
+			if w != want {
+				t.Fatalf("wideSig.add(%q) differs from its trigrams one by one", text[i:j])
 			}
 		}
 	}
