@@ -666,6 +666,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	m.fresh = m.fresh[:0]
 	walk := blocks[lcpPtr:]
 	wch, wcum, wrcum := chains[lcpPtr:][:len(walk)], cum[lcpPtr:][:len(walk)], rcum[lcpPtr:][:len(walk)]
+	r32 := int32(r)
 	for j, b := range walk {
 		h = chain(h, b.Hash)
 		tot += b.Tokens
@@ -673,9 +674,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 			rtot += b.Tokens
 		}
 		wch[j], wcum[j], wrcum[j] = h, tot, rtot
-		b.seenAt = r
+		b.seenAt = r32
 		if b.since < 0 {
-			b.since = r
+			b.since = r32
 			m.fresh = append(m.fresh, int32(lcpPtr+j))
 			if b.sigState == 0 {
 				m.sign(b, lcpPtr+j)
@@ -751,7 +752,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	// Presence intervals for dead waste: blocks of the previous request that
 	// are gone now close their interval.
 	for _, b := range m.prev[lcpPtr:] {
-		if b.seenAt != r && b.since >= 0 {
+		if b.seenAt != r32 && b.since >= 0 {
 			m.close(b, r)
 		}
 	}
@@ -819,7 +820,7 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		if !m.sigs[i].covers(&need) {
 			continue // read from one array, not from each block
 		}
-		if b.since >= 0 && b.since <= memo.scannedAt {
+		if b.since >= 0 && int(b.since) <= memo.scannedAt {
 			continue // present at the last full search, and did not hold it
 		}
 		if b.hasFact(p, &need) {
@@ -834,8 +835,8 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 // close ends block b's presence before request r: its requests since then
 // are pending dead tokens until a probe uses the content.
 func (m *meter) close(b *Block, r int) {
-	if !b.exempt && !b.Refetched && r > b.since {
-		m.pend(b, b.pendingTokens+int64(b.Tokens-b.taskTokens)*int64(r-b.since), b.pendingReprefill)
+	if since := int(b.since); !b.exempt && !b.Refetched && r > since {
+		m.pend(b, b.pendingTokens+int64(b.Tokens-b.taskTokens)*int64(r-since), b.pendingReprefill)
 	}
 	if b.taskState == 2 {
 		m.taskIn--
@@ -875,7 +876,7 @@ func (m *meter) resend(b *Block, part int64) {
 func (m *meter) used(b *Block) {
 	m.pend(b, 0, 0)
 	if b.since >= 0 {
-		b.since = m.requests + 1
+		b.since = int32(m.requests + 1)
 	}
 }
 
