@@ -921,7 +921,30 @@ func (m *meter) sign(b *Block, i int) {
 		b.sigState = 1
 	} else {
 		b.sig, b.sigState = gramSig{}, 2
+		m.widen(b, i)
 	}
+}
+
+// widen makes the wide signature of block b, the i-th of the request being
+// measured, from that of the previous request's i-th block when b shares
+// most of its text: a region re-rendered (a history that a compaction
+// summarised again) keeps kilobytes. It holds the trigrams of the other
+// block's rest too: a filter that rules out less, never a fact b holds.
+func (m *meter) widen(b *Block, i int) {
+	if i >= len(m.prev) || m.prev[i].wide == nil {
+		return // made at b's first search, if any
+	}
+	a := m.prev[i]
+	n := commonPrefix(a.Text, b.Text)
+	if s := encodedRunAt(b.Text, n); s >= 0 {
+		n = s // the run is signed whole, from its start
+	}
+	if n < len(b.Text)/2 {
+		return
+	}
+	b.wide = new(wideSig)
+	*b.wide = *a.wide
+	signText(b.wide, b.Text, n, math.MaxInt)
 }
 
 // filter is a signature that rules block b out of holding any fact whose
