@@ -36,17 +36,21 @@ func (k BlockKind) String() string {
 // cache models and fact presence are measured on. Blocks are created once, when
 // their content enters the context, with their tokens and hash computed then.
 type Block struct {
-	// The fields every request reads or writes come first, so that they
-	// share a cache line: a request walks dozens of blocks, and the engine's
-	// work between requests evicts them.
-	Hash   uint64 // content hash: equal hashes mean equal content
-	Tokens int
+	// The fields every request reads or writes come first: a request walks
+	// dozens of blocks, and the engine's work between requests evicts them.
+	// Slabs of blocks start 8 bytes into a cache line (the allocator's
+	// header) and blocks are 224 bytes long, so that the 24 bytes from
+	// offset 0 and each 32 from offset 24 on lie in one line: the region
+	// policy's, those the meter reads of each block, those of a block that
+	// is re-prefilled.
 	key    uint64 // region policy: engine block identity
 	pos    int    // region policy: index in the last request that held it
 	used   int    // region policy: last request that held it
+	Hash   uint64 // content hash: equal hashes mean equal content
+	Tokens int
 	// Meter state, kept on the block so that a request is walked once.
-	since  int // first request of the block's current presence; -1 when absent
-	seenAt int // last request that listed the block after the common prefix
+	since  int32 // first request of the block's current presence; -1 when absent
+	seenAt int32 // last request that listed the block after the common prefix
 	// Refetched marks a tool result the simulated agent fetched again after
 	// its first copy had been evicted.
 	Refetched bool
@@ -77,6 +81,7 @@ type Block struct {
 	nextUse int // clairvoyant: position of the next probe using the content
 	sig     gramSig
 	wide    *wideSig // for a text too long for sig: made at its first search, or grown from its previous version's
+	_       [8]byte  // to 224 bytes
 }
 
 // Has reports whether the block holds the fact: listed among its facts or, for

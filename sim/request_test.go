@@ -3,6 +3,7 @@ package sim
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
@@ -39,4 +40,18 @@ func FuzzHasFact(f *testing.F) {
 			t.Fatalf("hasFact(%q, %q) = %v, want %v", text, fact, got, want)
 		}
 	})
+}
+
+// The fields a walk of the meter reads lie in one cache line (see Block).
+func TestBlockLayout(t *testing.T) {
+	var b Block
+	if got := unsafe.Sizeof(b); got != 224 {
+		t.Errorf("a block is %d bytes, want 224", got)
+	}
+	if hot, end := unsafe.Offsetof(b.Hash), unsafe.Offsetof(b.slot)+unsafe.Sizeof(b.slot); hot != 24 || end != 56 {
+		t.Errorf("the walked fields are at [%d, %d), want [24, 56)", hot, end)
+	}
+	if got := unsafe.Offsetof(b.pendingTokens); got != 56 {
+		t.Errorf("pendingTokens is at %d, want 56", got)
+	}
 }

@@ -672,6 +672,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	m.fresh = m.fresh[:0]
 	walk := blocks[lcpPtr:]
 	wch, wcum, wrcum := chains[lcpPtr:][:len(walk)], cum[lcpPtr:][:len(walk)], rcum[lcpPtr:][:len(walk)]
+	r32 := int32(r)
 	for j, b := range walk {
 		h = chain(h, b.Hash)
 		tot += b.Tokens
@@ -679,9 +680,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 			rtot += b.Tokens
 		}
 		wch[j], wcum[j], wrcum[j] = h, tot, rtot
-		b.seenAt = r
+		b.seenAt = r32
 		if b.since < 0 {
-			b.since = r
+			b.since = r32
 			m.fresh = append(m.fresh, int32(lcpPtr+j))
 			if b.sigState == 0 {
 				m.sign(b, lcpPtr+j)
@@ -757,7 +758,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	// Presence intervals for dead waste: blocks of the previous request that
 	// are gone now close their interval.
 	for _, b := range m.prev[lcpPtr:] {
-		if b.seenAt != r && b.since >= 0 {
+		if b.seenAt != r32 && b.since >= 0 {
 			m.close(b, r)
 		}
 	}
@@ -825,7 +826,7 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		if !m.sigs[i].covers(&need) {
 			continue // read from one array, not from each block
 		}
-		if b.since >= 0 && b.since <= memo.scannedAt {
+		if b.since >= 0 && int(b.since) <= memo.scannedAt {
 			continue // present at the last full search, and did not hold it
 		}
 		if b.hasFact(p, &need) {
@@ -840,8 +841,8 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 // close ends block b's presence before request r: its requests since then
 // are pending dead tokens until a probe uses the content.
 func (m *meter) close(b *Block, r int) {
-	if !b.exempt && !b.Refetched && r > b.since {
-		m.pend(b, b.pendingTokens+int64(b.Tokens-b.taskTokens)*int64(r-b.since), b.pendingReprefill)
+	if since := int(b.since); !b.exempt && !b.Refetched && r > since {
+		m.pend(b, b.pendingTokens+int64(b.Tokens-b.taskTokens)*int64(r-since), b.pendingReprefill)
 	}
 	if b.taskState == 2 {
 		m.taskIn--
@@ -881,7 +882,7 @@ func (m *meter) resend(b *Block, part int64) {
 func (m *meter) used(b *Block) {
 	m.pend(b, 0, 0)
 	if b.since >= 0 {
-		b.since = m.requests + 1
+		b.since = int32(m.requests + 1)
 	}
 }
 
@@ -926,7 +927,30 @@ func (m *meter) sign(b *Block, i int) {
 		b.sigState = 1
 	} else {
 		b.sig, b.sigState = gramSig{}, 2
+		m.widen(b, i)
 	}
+}
+
+// widen makes the wide signature of block b, the i-th of the request being
+// measured, from that of the previous request's i-th block when b shares
+// most of its text: a region re-rendered (a history that a compaction
+// summarised again) keeps kilobytes. It holds the trigrams of the other
+// block's rest too: a filter that rules out less, never a fact b holds.
+func (m *meter) widen(b *Block, i int) {
+	if i >= len(m.prev) || m.prev[i].wide == nil {
+		return // made at b's first search, if any
+	}
+	a := m.prev[i]
+	n := commonPrefix(a.Text, b.Text)
+	if s := encodedRunAt(b.Text, n); s >= 0 {
+		n = s // the run is signed whole, from its start
+	}
+	if n < len(b.Text)/2 {
+		return
+	}
+	b.wide = new(wideSig)
+	*b.wide = *a.wide
+	signText(b.wide, b.Text, n, math.MaxInt)
 }
 
 // filter is a signature that rules block b out of holding any fact whose
