@@ -83,7 +83,8 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	if tool == "" {
 		tool = call.Name
 	}
-	ct := canonicalTool(tool)
+	rc := c.resolveRoute(tool)
+	ct := rc.ct
 	size := -1 // TextLen(content), once counted: newEntry need not count it again
 	if ct == "read_file" {
 		if size = TextLen(content); size > MaxReadFileBytes {
@@ -98,48 +99,24 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 			size = -1
 		}
 	}
-	var rt *Routing
-	if c.stage != nil {
-		rt = c.stage.Routing
-	}
-	target := "conversation"
-	if rt != nil {
-		target = rt.DefaultRegion
-		capTokens := rt.MaxResultTokens
-		if n, ok := lookupTool(rt.PerTool, tool); ok {
-			capTokens = n
+	if capTokens := rc.capTokens; capTokens > 0 {
+		if size < 0 {
+			size = TextLen(content)
 		}
-		if o, ok := lookupTool(rt.Overrides, tool); ok {
-			if o.Region != "" {
-				target = o.Region
-			}
-			if o.HasCap {
-				capTokens = o.MaxResultTokens
-			}
-		}
-		if capTokens > 0 {
-			if size < 0 {
-				size = TextLen(content)
-			}
-			if size > capTokens*4 {
-				content = truncateChars(content, capTokens*4) + "\n[...truncated]"
-				size = -1
-			}
-		}
-		if !rt.Persist && c.byName["scratch"] != nil {
-			target = "scratch"
+		if size > capTokens*4 {
+			content = truncateChars(content, capTokens*4) + "\n[...truncated]"
+			size = -1
 		}
 	}
+	target := rc.target
 	var routed Routed
-	if ft := c.bp.FileTracking; ft.Enabled && !tr.IsError {
-		if fr := c.byName[ft.Region]; fr != nil && fr.kind == KindHashMap {
-			if text, ok := c.trackFile(fr, ct, call, content); ok {
-				content, size = text, -1
-				routed.File = true
-			}
+	if fr := rc.files; fr != nil && !tr.IsError {
+		if text, ok := c.trackFile(fr, ct, call, content); ok {
+			content, size = text, -1
+			routed.File = true
 		}
 	}
-	r := c.byName[target]
+	r := rc.region
 	if r == nil {
 		return routed, fmt.Errorf("route %s result: %w", tool, &RegionNotFoundError{Region: target})
 	}
@@ -188,6 +165,55 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		return routed, err
 	}
 	return routed, nil
+}
+
+// route is a tool's routing in the current stage, resolved.
+type route struct {
+	tool, ct  string // the tool and its canonical name
+	target    string // the region its results go to
+	region    *region
+	capTokens int     // 0: no cap
+	files     *region // the file-tracking hashmap, if tracking is on
+}
+
+// resolveRoute resolves tool's routing (ENGINE.md §8), or returns the last
+// tool's: results of one tool come in runs, and resolving one took four
+// map look-ups. EnterStage and addRegion forget it.
+func (c *Context) resolveRoute(tool string) *route {
+	rc := &c.route
+	if rc.tool == tool && rc.ct != "" {
+		return rc
+	}
+	*rc = route{tool: tool, ct: canonicalTool(tool), target: "conversation"}
+	var rt *Routing
+	if c.stage != nil {
+		rt = c.stage.Routing
+	}
+	if rt != nil {
+		rc.target = rt.DefaultRegion
+		rc.capTokens = rt.MaxResultTokens
+		if n, ok := lookupTool(rt.PerTool, tool); ok {
+			rc.capTokens = n
+		}
+		if o, ok := lookupTool(rt.Overrides, tool); ok {
+			if o.Region != "" {
+				rc.target = o.Region
+			}
+			if o.HasCap {
+				rc.capTokens = o.MaxResultTokens
+			}
+		}
+		if !rt.Persist && c.byName["scratch"] != nil {
+			rc.target = "scratch"
+		}
+	}
+	if ft := c.bp.FileTracking; ft.Enabled {
+		if fr := c.byName[ft.Region]; fr != nil && fr.kind == KindHashMap {
+			rc.files = fr
+		}
+	}
+	rc.region = c.byName[rc.target]
+	return rc
 }
 
 // pathErrorHint: a failed file tool whose path names a region gets told
