@@ -150,7 +150,10 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		routed.Outcome = RoutedHidden
 		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, previewOf(content))
 	case out == RoutedWhole:
-		ptr = c.wholePointer(full, target, content)
+		if rc.mid == "" {
+			rc.mid = pointerMid(target)
+		}
+		ptr = c.wholePointer(full, rc.mid, content)
 	case out == RoutedTruncated:
 		preview := previewOf(content)
 		omitted := runeCount(content) - runeCount(e.content)
@@ -174,6 +177,7 @@ type route struct {
 	region    *region
 	capTokens int     // 0: no cap
 	files     *region // the file-tracking hashmap, if tracking is on
+	mid       string  // pointerMid(target), once needed
 }
 
 // resolveRoute resolves tool's routing (ENGINE.md §8), or returns the last
@@ -243,37 +247,38 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 
 // wholePointer is the pointer left for a result stored whole, written for
 // nearly every routed result: it is cut from a slab shared by many (a
-// Builder only appends, so the pointers cut from it stay as they are).
-func (c *Context) wholePointer(tokens int, region, content string) string {
-	const (
-		p1 = "[output ("
-		p2 = " tokens) is in your context under the '"
-		p3 = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
-	)
+// Builder only appends, so the pointers cut from it stay as they are). It
+// is written in four pieces, the region's part (mid, pointerMid) made once
+// per route: each write is inlined, and as many as the pointer has parts
+// were most of the instruction-cache misses of routing a result.
+func (c *Context) wholePointer(tokens int, mid, content string) string {
+	const p1 = "[output ("
 	head, tail, cut := previewParts(content)
-	var run [8]byte
-	filler := AppendFiller(run[:0], tail)
-	var num [20]byte
-	n := strconv.AppendInt(num[:0], int64(tokens), 10)
-	size := len(p1) + len(n) + len(p2) + len(region) + len(p3) + len(head) + len(filler) + len("…]")
+	var num [32]byte
+	n := strconv.AppendInt(append(num[:0], p1...), int64(tokens), 10)
+	var run [16]byte
+	end := AppendFiller(run[:0], tail)
+	if cut {
+		end = append(end, "…"...)
+	}
+	end = append(end, ']')
+	size := len(n) + len(mid) + len(head) + len(end)
 	sb := &c.pointers
 	if sb.Cap()-sb.Len() < size {
 		*sb = strings.Builder{}
 		sb.Grow(max(size, pointerSlabBytes))
 	}
 	from := sb.Len()
-	sb.WriteString(p1)
 	sb.Write(n)
-	sb.WriteString(p2)
-	sb.WriteString(region)
-	sb.WriteString(p3)
+	sb.WriteString(mid)
 	sb.WriteString(head)
-	sb.Write(filler)
-	if cut {
-		sb.WriteString("…")
-	}
-	sb.WriteByte(']')
+	sb.Write(end)
 	return sb.String()[from:]
+}
+
+// pointerMid is the part of a whole result's pointer that names its region.
+func pointerMid(region string) string {
+	return " tokens) is in your context under the '" + region + "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
 }
 
 // pointerSlabBytes is the size of the slabs pointers are cut from: a few
