@@ -145,6 +145,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	}
 	routed.Outcome, routed.Tokens = out, e.tokens
 	var ptr string
+	size = -1 // the pointer's TextLen, if known
 	switch {
 	case r.hidden:
 		routed.Outcome = RoutedHidden
@@ -153,7 +154,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		if rc.mid == "" {
 			rc.mid = pointerMid(target)
 		}
-		ptr = c.wholePointer(full, rc.mid, content)
+		ptr, size = c.wholePointer(full, rc.mid, content)
 	case out == RoutedTruncated:
 		preview := previewOf(content)
 		omitted := runeCount(content) - runeCount(e.content)
@@ -162,7 +163,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		ptr = fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", target, previewOf(content))
 	}
 	routed.Pointer = ptr
-	pe := c.newEntry(EntryToolResult, ptr)
+	pe := c.newSizedEntry(EntryToolResult, ptr, size)
 	pe.callID, pe.tool, pe.isError = tr.CallID, tool, tr.IsError
 	if _, err := c.ladder(c.conv, pe); err != nil {
 		return routed, err
@@ -245,13 +246,14 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 	return fmt.Sprintf("\n'%s' is a context region, not a file - its contents are already in this prompt, under the '%s' heading. Read them there rather than through a tool.", base, base)
 }
 
-// wholePointer is the pointer left for a result stored whole, written for
+// wholePointer is the pointer left for a result stored whole, and its
+// TextLen (so that its entry need not measure it again). It is written for
 // nearly every routed result: it is cut from a slab shared by many (a
 // Builder only appends, so the pointers cut from it stay as they are). It
 // is written in four pieces, the region's part (mid, pointerMid) made once
 // per route: each write is inlined, and as many as the pointer has parts
 // were most of the instruction-cache misses of routing a result.
-func (c *Context) wholePointer(tokens int, mid, content string) string {
+func (c *Context) wholePointer(tokens int, mid, content string) (ptr string, textLen int) {
 	const p1 = "[output ("
 	head, tail, cut := previewParts(content)
 	var num [32]byte
@@ -263,6 +265,12 @@ func (c *Context) wholePointer(tokens int, mid, content string) string {
 	}
 	end = append(end, ']')
 	size := len(n) + len(mid) + len(head) + len(end)
+	// Its length written out, for its entry's tokens: end's filler is tail
+	// bytes of it.
+	textLen = len(n) + len(mid) + TextLen(head) + tail + len("]")
+	if cut {
+		textLen += len("…")
+	}
 	sb := &c.pointers
 	if sb.Cap()-sb.Len() < size {
 		*sb = strings.Builder{}
@@ -273,7 +281,7 @@ func (c *Context) wholePointer(tokens int, mid, content string) string {
 	sb.WriteString(mid)
 	sb.WriteString(head)
 	sb.Write(end)
-	return sb.String()[from:]
+	return sb.String()[from:], textLen
 }
 
 // pointerMid is the part of a whole result's pointer that names its region.
