@@ -114,6 +114,7 @@ type Context struct {
 	callTokBuf []int
 	callRooms  []callRoom      // of turns that left, for AddAssistant to reuse
 	pointers   strings.Builder // the slab of wholePointer
+	route      route           // the last tool result's routing (resolveRoute)
 	free       []*entry        // entries let go of, for newEntry to reuse
 }
 
@@ -202,6 +203,7 @@ func (c *Context) addRegion(d *RegionDef, infra bool) *region {
 	}
 	c.regions = append(c.regions, r)
 	c.byName[d.Name] = r
+	c.route = route{}
 	c.asm.listed = false
 	return r
 }
@@ -593,6 +595,7 @@ func (c *Context) EnterStage(name string) error {
 	if !ok {
 		return fmt.Errorf("enter stage: unknown stage '%s' (stages: %s)", name, strings.Join(c.bp.Stages(), ", "))
 	}
+	c.route = route{} // the stage routes anew, and its layout may change regions
 	if sd.HasLayout {
 		if err := c.applyLayout(sd); err != nil {
 			return err

@@ -46,6 +46,11 @@ func AppendFiller(b []byte, n int) []byte {
 // parseRun reads the encoded run that s starts with: its length and its
 // size in s, or 0, 0 if s does not start with one.
 func parseRun(s string) (n, size int) {
+	if len(s) >= 4 && s[3] == runMark && s[0] == runMark && s[1] != 0x80 && s[1]&0xC0 == 0x80 && s[2]&0xC0 == 0x80 {
+		// Two digits (64 <= n < 4096), most runs: elided content's and
+		// summaries' cut lines.
+		return int(s[1]&63)<<6 | int(s[2]&63), 4
+	}
 	if len(s) < 3 || s[0] != runMark || s[1] == 0x80 {
 		return 0, 0
 	}
@@ -147,7 +152,9 @@ const fillerMark = "~~~~~~~~~~~~~~~~"
 // entry's content is, whoever wrote it (a model's calls cannot carry the
 // encoding, JSON having no invalid UTF-8).
 func canonicalRuns(s string) string {
-	if !strings.Contains(s, fillerMark) {
+	// Most texts have no filler byte at all: one IndexByte says so, at less
+	// than the cost of looking for fillerMark.
+	if strings.IndexByte(s, FillerByte) < 0 || !strings.Contains(s, fillerMark) {
 		return s
 	}
 	b := make([]byte, 0, len(s))

@@ -410,6 +410,35 @@ func (c *Context) evictOldest(r *region, why string) {
 	c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: t, Entries: n, Message: why})
 }
 
+// evictDownTo drops r's oldest turn groups until it holds at most keep
+// entries, each group recorded as evictOldest records it; the groups leave
+// the region in one cut, not one at a time.
+func (c *Context) evictDownTo(r *region, keep int, why string) {
+	n := 0
+	for len(r.entries)-n > keep {
+		g := r.groupSize(n)
+		if g == 0 {
+			break
+		}
+		t := 0
+		for _, e := range r.entries[n : n+g] {
+			t += e.tokens
+		}
+		c.emit(Event{Kind: EventEvict, Region: r.name, Tokens: t, Entries: g, Message: why})
+		n += g
+	}
+	if n == 0 {
+		return
+	}
+	// Forgotten once dropRange has read them.
+	k := len(c.free)
+	c.free = append(c.free, r.entries[:n]...)
+	c.total -= r.dropRange(0, n)
+	for _, e := range c.free[k:] {
+		c.forget(r, e)
+	}
+}
+
 // evicted records entries a region shed and keeps the window total.
 func (c *Context) evicted(r *region, gone []*entry, why string) {
 	t := 0
@@ -429,14 +458,10 @@ func (c *Context) enforceSliding(r *region) {
 	d := r.def
 	switch d.Strategy {
 	case StrategyPerItem:
-		for len(r.entries) > d.MaxItems {
-			c.evictOldest(r, "max_items")
-		}
+		c.evictDownTo(r, d.MaxItems, "max_items")
 	case StrategyBulk:
 		if len(r.entries) > d.MaxItems+d.Overflow {
-			for len(r.entries) > d.MaxItems {
-				c.evictOldest(r, "max_items (bulk)")
-			}
+			c.evictDownTo(r, d.MaxItems, "max_items (bulk)")
 		}
 	case StrategyCompact:
 		// D4: fold the oldest compact_count entries into one summary entry.

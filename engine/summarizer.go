@@ -185,6 +185,23 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, rl runLen, first 
 	return l
 }
 
+// runSumLine is newSumLine(line, _, hash, runLen{FillerByte, n}, first,
+// BytesPerFour{}) for line one encoded run of n bytes of filler.
+func (sc *sumScratch) runSumLine(line string, hash uint64, n int, first bool) sumLine {
+	if sc.runScores[FillerByte] == 0 {
+		s, _ := lineScore(strings.Repeat(string(rune(FillerByte)), 8), nil)
+		sc.runScores[FillerByte] = int8(s) + 1
+	}
+	l := sumLine{key: line, hash: hash, score: int32(sc.runScores[FillerByte]) - 1, cut: int32(len(line)), first: first, run: true}
+	kept := n + len("\n")
+	if n > maxLineBytes {
+		// The cut falls in the run: 400 bytes of it are kept, and "…".
+		l.cut, kept = 0, maxLineBytes+len("\n")+len("…")
+	}
+	l.tokens = int32((kept + 3) / 4)
+	return l
+}
+
 // runLen is a run line's byte and length in bytes, encoded or not; n is 0
 // for a line that is not one.
 type runLen struct {
@@ -316,8 +333,22 @@ func (s *seenSet) reset() {
 // scanLines appends content's non-blank lines to out, scored, but for those
 // in seen already, and adds them to seen.
 func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seenSet, out []sumLine) []sumLine {
+	_, bpf := counter.(BytesPerFour)
 	first := true
 	for at := 0; at < len(content); {
+		if n, size := parseRun(content[at:]); size > 0 && bpf && (at+size == len(content) || content[at+size] == '\n') {
+			// One encoded run, most lines of elided content: taken as
+			// the code below would (newSumLine's case of it inlined).
+			line := content[at : at+size]
+			at += size + 1
+			h := lineHash(line, runLen{FillerByte, n})
+			if !seen.add(line, h, true) {
+				continue
+			}
+			out = append(out, sc.runSumLine(line, h, n, first))
+			first = false
+			continue
+		}
 		end := strings.IndexByte(content[at:], '\n')
 		if end < 0 {
 			end = len(content)

@@ -83,7 +83,8 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	if tool == "" {
 		tool = call.Name
 	}
-	ct := canonicalTool(tool)
+	rc := c.resolveRoute(tool)
+	ct := rc.ct
 	size := -1 // TextLen(content), once counted: newEntry need not count it again
 	if ct == "read_file" {
 		if size = TextLen(content); size > MaxReadFileBytes {
@@ -98,48 +99,24 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 			size = -1
 		}
 	}
-	var rt *Routing
-	if c.stage != nil {
-		rt = c.stage.Routing
-	}
-	target := "conversation"
-	if rt != nil {
-		target = rt.DefaultRegion
-		capTokens := rt.MaxResultTokens
-		if n, ok := lookupTool(rt.PerTool, tool); ok {
-			capTokens = n
+	if capTokens := rc.capTokens; capTokens > 0 {
+		if size < 0 {
+			size = TextLen(content)
 		}
-		if o, ok := lookupTool(rt.Overrides, tool); ok {
-			if o.Region != "" {
-				target = o.Region
-			}
-			if o.HasCap {
-				capTokens = o.MaxResultTokens
-			}
-		}
-		if capTokens > 0 {
-			if size < 0 {
-				size = TextLen(content)
-			}
-			if size > capTokens*4 {
-				content = truncateChars(content, capTokens*4) + "\n[...truncated]"
-				size = -1
-			}
-		}
-		if !rt.Persist && c.byName["scratch"] != nil {
-			target = "scratch"
+		if size > capTokens*4 {
+			content = truncateChars(content, capTokens*4) + "\n[...truncated]"
+			size = -1
 		}
 	}
+	target := rc.target
 	var routed Routed
-	if ft := c.bp.FileTracking; ft.Enabled && !tr.IsError {
-		if fr := c.byName[ft.Region]; fr != nil && fr.kind == KindHashMap {
-			if text, ok := c.trackFile(fr, ct, call, content); ok {
-				content, size = text, -1
-				routed.File = true
-			}
+	if fr := rc.files; fr != nil && !tr.IsError {
+		if text, ok := c.trackFile(fr, ct, call, content); ok {
+			content, size = text, -1
+			routed.File = true
 		}
 	}
-	r := c.byName[target]
+	r := rc.region
 	if r == nil {
 		return routed, fmt.Errorf("route %s result: %w", tool, &RegionNotFoundError{Region: target})
 	}
@@ -168,12 +145,16 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	}
 	routed.Outcome, routed.Tokens = out, e.tokens
 	var ptr string
+	size = -1 // the pointer's TextLen, if known
 	switch {
 	case r.hidden:
 		routed.Outcome = RoutedHidden
 		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, previewOf(content))
 	case out == RoutedWhole:
-		ptr = c.wholePointer(full, target, content)
+		if rc.mid == "" {
+			rc.mid = pointerMid(target)
+		}
+		ptr, size = c.wholePointer(full, rc.mid, content)
 	case out == RoutedTruncated:
 		preview := previewOf(content)
 		omitted := runeCount(content) - runeCount(e.content)
@@ -182,12 +163,62 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		ptr = fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", target, previewOf(content))
 	}
 	routed.Pointer = ptr
-	pe := c.newEntry(EntryToolResult, ptr)
+	pe := c.newSizedEntry(EntryToolResult, ptr, size)
 	pe.callID, pe.tool, pe.isError = tr.CallID, tool, tr.IsError
 	if _, err := c.ladder(c.conv, pe); err != nil {
 		return routed, err
 	}
 	return routed, nil
+}
+
+// route is a tool's routing in the current stage, resolved.
+type route struct {
+	tool, ct  string // the tool and its canonical name
+	target    string // the region its results go to
+	region    *region
+	capTokens int     // 0: no cap
+	files     *region // the file-tracking hashmap, if tracking is on
+	mid       string  // pointerMid(target), once needed
+}
+
+// resolveRoute resolves tool's routing (ENGINE.md §8), or returns the last
+// tool's: results of one tool come in runs, and resolving one took four
+// map look-ups. EnterStage and addRegion forget it.
+func (c *Context) resolveRoute(tool string) *route {
+	rc := &c.route
+	if rc.tool == tool && rc.ct != "" {
+		return rc
+	}
+	*rc = route{tool: tool, ct: canonicalTool(tool), target: "conversation"}
+	var rt *Routing
+	if c.stage != nil {
+		rt = c.stage.Routing
+	}
+	if rt != nil {
+		rc.target = rt.DefaultRegion
+		rc.capTokens = rt.MaxResultTokens
+		if n, ok := lookupTool(rt.PerTool, tool); ok {
+			rc.capTokens = n
+		}
+		if o, ok := lookupTool(rt.Overrides, tool); ok {
+			if o.Region != "" {
+				rc.target = o.Region
+			}
+			if o.HasCap {
+				rc.capTokens = o.MaxResultTokens
+			}
+		}
+		if !rt.Persist && c.byName["scratch"] != nil {
+			rc.target = "scratch"
+		}
+	}
+	if ft := c.bp.FileTracking; ft.Enabled {
+		if fr := c.byName[ft.Region]; fr != nil && fr.kind == KindHashMap {
+			rc.files = fr
+		}
+	}
+	rc.region = c.byName[rc.target]
+	return rc
 }
 
 // pathErrorHint: a failed file tool whose path names a region gets told
@@ -215,39 +246,47 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 	return fmt.Sprintf("\n'%s' is a context region, not a file - its contents are already in this prompt, under the '%s' heading. Read them there rather than through a tool.", base, base)
 }
 
-// wholePointer is the pointer left for a result stored whole, written for
+// wholePointer is the pointer left for a result stored whole, and its
+// TextLen (so that its entry need not measure it again). It is written for
 // nearly every routed result: it is cut from a slab shared by many (a
-// Builder only appends, so the pointers cut from it stay as they are).
-func (c *Context) wholePointer(tokens int, region, content string) string {
-	const (
-		p1 = "[output ("
-		p2 = " tokens) is in your context under the '"
-		p3 = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
-	)
+// Builder only appends, so the pointers cut from it stay as they are). It
+// is written in four pieces, the region's part (mid, pointerMid) made once
+// per route: each write is inlined, and as many as the pointer has parts
+// were most of the instruction-cache misses of routing a result.
+func (c *Context) wholePointer(tokens int, mid, content string) (ptr string, textLen int) {
+	const p1 = "[output ("
 	head, tail, cut := previewParts(content)
-	var run [8]byte
-	filler := AppendFiller(run[:0], tail)
-	var num [20]byte
-	n := strconv.AppendInt(num[:0], int64(tokens), 10)
-	size := len(p1) + len(n) + len(p2) + len(region) + len(p3) + len(head) + len(filler) + len("…]")
+	var num [32]byte
+	n := strconv.AppendInt(append(num[:0], p1...), int64(tokens), 10)
+	var run [16]byte
+	end := AppendFiller(run[:0], tail)
+	if cut {
+		end = append(end, "…"...)
+	}
+	end = append(end, ']')
+	size := len(n) + len(mid) + len(head) + len(end)
+	// Its length written out, for its entry's tokens: end's filler is tail
+	// bytes of it.
+	textLen = len(n) + len(mid) + TextLen(head) + tail + len("]")
+	if cut {
+		textLen += len("…")
+	}
 	sb := &c.pointers
 	if sb.Cap()-sb.Len() < size {
 		*sb = strings.Builder{}
 		sb.Grow(max(size, pointerSlabBytes))
 	}
 	from := sb.Len()
-	sb.WriteString(p1)
 	sb.Write(n)
-	sb.WriteString(p2)
-	sb.WriteString(region)
-	sb.WriteString(p3)
+	sb.WriteString(mid)
 	sb.WriteString(head)
-	sb.Write(filler)
-	if cut {
-		sb.WriteString("…")
-	}
-	sb.WriteByte(']')
-	return sb.String()[from:]
+	sb.Write(end)
+	return sb.String()[from:], textLen
+}
+
+// pointerMid is the part of a whole result's pointer that names its region.
+func pointerMid(region string) string {
+	return " tokens) is in your context under the '" + region + "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
 }
 
 // pointerSlabBytes is the size of the slabs pointers are cut from: a few
