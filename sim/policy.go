@@ -490,18 +490,43 @@ const fillerMark = "~~~~~~~~~~~~~~~~"
 // counted on its own, so the sum resumes exactly. If s is not nil, the
 // segments are signed into it as well.
 func countSegments(tok Tokenizer, text string, from, before int, s *signer) (n, last, beforeLast int, open bool) {
+	// bytes/N is called directly: an interface call per segment cost more
+	// than counting.
+	bp, perBytes := tok.(bytesPer)
 	n, pos := before, from
-	rs := runsOf(text)
+	lit := literalRun(text, pos) // the next run written out
+	enc := pos                   // no encoded run starts in text[pos:enc]
 	for {
-		i, k, size := rs.next(pos)
+		// The next run: written out (lit) or encoded, whichever comes first.
+		i, k, size := len(text), 0, 0
+		for enc < lit {
+			j := strings.IndexByte(text[enc:lit], 0xFF)
+			if j < 0 {
+				enc = lit
+				break
+			}
+			enc += j
+			if k, size = engine.FillerAt(text[enc:]); size > 0 {
+				i = enc
+				break
+			}
+			enc++
+		}
+		if size == 0 && lit < len(text) {
+			i = lit
+			k = fillerRun(text[lit:])
+			size = k
+		}
 		if i == len(text) {
 			break
 		}
-		n += tok.Count(text[pos:i])
-		if s != nil {
-			s.add(text, pos, i)
+		if perBytes {
+			n += bp.CountBytes(i - pos)
+		} else {
+			n += tok.Count(text[pos:i])
 		}
 		if s != nil {
+			s.add(text, pos, i)
 			s.size += k
 		}
 		j := i + size
@@ -509,13 +534,37 @@ func countSegments(tok Tokenizer, text string, from, before int, s *signer) (n, 
 			// The run may go on as the text grows.
 			return n + tok.CountBytes(k), i, n, true
 		}
-		n += tok.CountBytes(k)
-		pos = j
+		if perBytes {
+			n += bp.CountBytes(k)
+		} else {
+			n += tok.CountBytes(k)
+		}
+		pos, enc = j, j
+		if lit < pos {
+			lit = literalRun(text, pos)
+		}
 	}
 	if s != nil {
 		s.add(text, pos, len(text))
 	}
+	if perBytes {
+		return n + bp.CountBytes(len(text)-pos), pos, n, false
+	}
 	return n + tok.Count(text[pos:]), pos, n, false
+}
+
+// literalRun is where the first run of filler written out in text[pos:]
+// starts, len(text) if none: most texts have no filler byte at all, which
+// one IndexByte tells.
+func literalRun(text string, pos int) int {
+	i := strings.IndexByte(text[pos:], fillerByte[0])
+	if i < 0 {
+		return len(text)
+	}
+	if j := strings.Index(text[pos+i:], fillerMark); j >= 0 {
+		return pos + i + j
+	}
+	return len(text)
 }
 
 // runs finds the runs of filler of a text, written out (fillerMark or more

@@ -178,7 +178,9 @@ func (g *gramSig) addSpan(seg string, after, before bool) {
 		g.add3(f, seg[0], seg[1])
 	}
 	if len(seg) >= 32 {
-		g.addLong(seg)
+		if !g.addPointer(seg) {
+			g.addLong(seg)
+		}
 	} else {
 		g.add(seg)
 	}
@@ -237,6 +239,51 @@ func (g *gramSig) addLong(s string) {
 	}
 	w.add(s[j:])
 	*g = w
+}
+
+// The fixed parts of the pointer the engine leaves in the conversation for
+// a tool result stored whole in a region ("[output (N tokens) is in your
+// context under the 'R' heading - ... Preview: "), nearly every tool
+// result's: their trigrams are hashed once.
+const (
+	pointerHead = "[output ("
+	pointerA    = " tokens) is in your context under the '"
+	pointerB    = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
+)
+
+var pointerSigA, pointerSigB = sigOf(pointerA), sigOf(pointerB)
+
+// addPointer adds the trigrams of s if it is such a pointer, and reports
+// whether it is: the trigrams of its variable parts and across their ends
+// are hashed, those within the fixed parts are taken from their signatures.
+func (g *gramSig) addPointer(s string) bool {
+	const ab = len(pointerHead) + len(pointerA) + len(pointerB)
+	if len(s) < ab || s[:len(pointerHead)] != pointerHead {
+		return false
+	}
+	i := len(pointerHead)
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if !strings.HasPrefix(s[i:], pointerA) {
+		return false
+	}
+	j := i + len(pointerA)
+	k := strings.IndexByte(s[j:], pointerB[0])
+	if k < 0 || !strings.HasPrefix(s[j+k:], pointerB) {
+		return false
+	}
+	k += j
+	e := k + len(pointerB)
+	w := *g
+	w.add(s[:i+2])      // the trigrams that start before A
+	w.add(s[j-2 : k+2]) // across A's end, the region's name, across B's start
+	w.add(s[e-2:])      // from across B's end on
+	for x := range w {
+		w[x] |= pointerSigA[x] | pointerSigB[x]
+	}
+	*g = w
+	return true
 }
 
 // covers reports whether every trigram of need is in g.
