@@ -100,9 +100,46 @@ func (b *Block) Has(f *trace.Probe) bool {
 // be written out only if sub has filler in it.
 func containsText(text, sub string) bool {
 	if strings.Contains(sub, fillerByte) && engine.HasFiller(text) {
-		return strings.Contains(engine.ExpandFiller(text), sub)
+		return searchText(engine.ExpandFiller(text), sub)
 	}
-	return strings.Contains(text, sub)
+	return searchText(text, sub)
+}
+
+// searchText is strings.Contains, faster for the long texts probes search
+// (summaries of lines that all start alike, as facts do, where
+// strings.Index's first-byte scan stops at every line): Horspool's search
+// on byte pairs, each window moved by how far its last two bytes allow. A
+// pair's shift is kept in one of 256 slots, the least of the pairs that
+// share it, so it never skips a match. Windows whose last pair is the
+// needle's are compared; if too many are in vain, strings.Contains ends it.
+func searchText(s, p string) bool {
+	m := len(p)
+	if m < 8 || len(s) < 512 {
+		return strings.Contains(s, p)
+	}
+	// A window whose last pair is none of p[:m-1]'s moves by d; less is
+	// how much less one moves (zero as made: no per-search fill).
+	d := min(m-1, 255)
+	var less [256]uint8
+	for j := 1; j < m-1; j++ { // the pair ending at j: later ones move less
+		x := uint(p[j-1])<<8 | uint(p[j])
+		less[byte(x>>5^x)] = uint8(d - min(m-1-j, 255))
+	}
+	last := uint(p[m-2])<<8 | uint(p[m-1])
+	fails := 0
+	for e := m - 1; e < len(s); {
+		x := uint(s[e-1])<<8 | uint(s[e])
+		if x == last {
+			if s[e+1-m:e+1] == p {
+				return true
+			}
+			if fails++; fails > 8+e>>5 {
+				return strings.Contains(s[e+2-m:], p)
+			}
+		}
+		e += d - int(less[byte(x>>5^x)])
+	}
+	return false
 }
 
 // gramSig is a 256-bit set of a text's byte trigrams: a text that lacks one

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -120,6 +121,35 @@ func TestAddLongAsAdd(t *testing.T) {
 			}
 			if w != want {
 				t.Fatalf("wideSig.add(%q) differs from its trigrams one by one", text[i:j])
+			}
+		}
+	}
+}
+
+// searchText is strings.Contains, on texts with many near matches.
+func TestSearchText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alpha := []string{"ab", "value-0123456789abcdef\n", "a~\xff"}
+	for trial := range 3000 {
+		abc := alpha[trial%len(alpha)]
+		var b strings.Builder
+		for range 400 + rng.IntN(2000) {
+			b.WriteByte(abc[rng.IntN(len(abc))])
+		}
+		s := b.String()
+		for range 20 {
+			var p string
+			if k := rng.IntN(len(s) - 40); rng.IntN(2) == 0 {
+				p = s[k : k+1+rng.IntN(40)]
+			} else {
+				var q strings.Builder
+				for range 1 + rng.IntN(40) {
+					q.WriteByte(abc[rng.IntN(len(abc))])
+				}
+				p = q.String()
+			}
+			if got, want := searchText(s, p), strings.Contains(s, p); got != want {
+				t.Fatalf("searchText(%q, %q) = %v, want %v", s, p, got, want)
 			}
 		}
 	}
