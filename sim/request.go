@@ -196,17 +196,8 @@ func (w *gramWriter[S]) write(s string) {
 // precedes it, and "~~~" after it if one follows (the trigrams of the text
 // written out); not generic, so that a signature on the stack stays there.
 func (g *gramSig) addSpan(seg string, after, before bool) {
-	var buf [8]byte
 	if len(seg) < 2 {
-		b := buf[:0]
-		if after {
-			b = append(b, "~~"...)
-		}
-		b = append(b, seg...)
-		if before {
-			b = append(b, "~~~"...)
-		}
-		g.add(string(b))
+		g.addShort(seg, after, before)
 		return
 	}
 	const f = engine.FillerByte
@@ -214,17 +205,40 @@ func (g *gramSig) addSpan(seg string, after, before bool) {
 		g.add3(f, f, seg[0])
 		g.add3(f, seg[0], seg[1])
 	}
-	if len(seg) >= 32 {
-		if !g.addPointer(seg) {
-			g.addLong(seg)
-		}
-	} else {
+	switch {
+	case len(seg) < 32:
 		g.add(seg)
+	case seg[0] == pointerHead[0] && g.addPointer(seg):
+	default:
+		g.addLong(seg)
 	}
 	if before {
 		n := len(seg)
 		g.add3(seg[n-2], seg[n-1], f)
 		g.add3(seg[n-1], f, f)
+		g.add3(f, f, f)
+	}
+}
+
+// addShort is addSpan for a segment of less than two bytes (a line break
+// between runs): the trigrams of "~~" + seg + "~~~", or of what it has.
+func (g *gramSig) addShort(seg string, after, before bool) {
+	const f = engine.FillerByte
+	if len(seg) == 0 {
+		if before {
+			g.add3(f, f, f)
+		}
+		return
+	}
+	c := seg[0]
+	if after {
+		g.add3(f, f, c)
+	}
+	if after && before {
+		g.add3(f, c, f)
+	}
+	if before {
+		g.add3(c, f, f)
 		g.add3(f, f, f)
 	}
 }
@@ -288,7 +302,7 @@ const (
 	pointerB    = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
 )
 
-var pointerSigA, pointerSigB = sigOf(pointerA), sigOf(pointerB)
+var pointerSigs = [...]gramSig{sigOf(pointerHead), sigOf(pointerA), sigOf(pointerB)}
 
 // addPointer adds the trigrams of s if it is such a pointer, and reports
 // whether it is: the trigrams of its variable parts and across their ends
@@ -313,14 +327,21 @@ func (g *gramSig) addPointer(s string) bool {
 	k += j
 	e := k + len(pointerB)
 	w := *g
-	w.add(s[:i+2])      // the trigrams that start before A
-	w.add(s[j-2 : k+2]) // across A's end, the region's name, across B's start
-	w.add(s[e-2:])      // from across B's end on
-	for x := range w {
-		w[x] |= pointerSigA[x] | pointerSigB[x]
-	}
+	w.add(s[len(pointerHead)-2 : i+2]) // across the head's end, the number, across A's start
+	w.add(s[j-2 : k+2])                // across A's end, the region's name, across B's start
+	w.add(s[e-2:])                     // from across B's end on
+	w.or(pointerSigs[:])
 	*g = w
 	return true
+}
+
+// or adds the trigrams of each of sigs to g.
+func (g *gramSig) or(sigs []gramSig) {
+	for i := range sigs {
+		for x := range g {
+			g[x] |= sigs[i][x]
+		}
+	}
 }
 
 // covers reports whether every trigram of need is in g.
