@@ -302,7 +302,8 @@ const (
 	pointerB    = "' heading - it is already in this prompt, so no tool call is needed to see it. Preview: "
 )
 
-var pointerSigs = [...]gramSig{sigOf(pointerHead), sigOf(pointerA), sigOf(pointerB)}
+// pointerSig holds the trigrams within the pointer's fixed parts.
+var pointerSig = sigOf(pointerHead).union(sigOf(pointerA)).union(sigOf(pointerB))
 
 // addPointer adds the trigrams of s if it is such a pointer, and reports
 // whether it is: the trigrams of its variable parts and across their ends
@@ -330,18 +331,13 @@ func (g *gramSig) addPointer(s string) bool {
 	w.add(s[len(pointerHead)-2 : i+2]) // across the head's end, the number, across A's start
 	w.add(s[j-2 : k+2])                // across A's end, the region's name, across B's start
 	w.add(s[e-2:])                     // from across B's end on
-	w.or(pointerSigs[:])
-	*g = w
+	*g = w.union(pointerSig)
 	return true
 }
 
-// or adds the trigrams of each of sigs to g.
-func (g *gramSig) or(sigs []gramSig) {
-	for i := range sigs {
-		for x := range g {
-			g[x] |= sigs[i][x]
-		}
-	}
+// union is the set of the trigrams of g and of h.
+func (g gramSig) union(h gramSig) gramSig {
+	return gramSig{g[0] | h[0], g[1] | h[1], g[2] | h[2], g[3] | h[3]}
 }
 
 // covers reports whether every trigram of need is in g.
