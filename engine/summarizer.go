@@ -256,6 +256,7 @@ type seenSet struct {
 type seenSlot struct {
 	key  string
 	hash uint64
+	at   int32 // foldLines: the index of the line
 	full bool
 	run  bool
 }
@@ -320,6 +321,79 @@ func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
 		}
 	}
 	return out
+}
+
+// find is the slot holding a line equal to line (with hash lineHash(line,
+// run)), or -1.
+func (s *seenSet) find(line string, hash uint64, run bool) int {
+	if len(s.slots) == 0 {
+		return -1
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := hash & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if !sl.full {
+			return -1
+		}
+		if sl.hash == hash && sl.run == run && (run && sameRun(sl.key, line) || !run && sl.key == line) {
+			return int(i)
+		}
+	}
+}
+
+// foldLines appends to buf the lines of entries (each with its lines
+// scanned; the first's have no repeats, as scanLines and summaryLines make
+// them) as appendNew would, and their starts to starts. The first entry's
+// lines are all new: they are copied, and only the few lines of the others
+// go into a set, in which each of the first's is looked for.
+func (sc *sumScratch) foldLines(buf []sumLine, starts []int32, entries []*entry) ([]sumLine, []int32) {
+	set := &sc.scanSeen
+	drop := sc.keep[:0] // a later line is a repeat
+	rest := entries[1:]
+	// A bit per line of the set, by its hash's top bits: most of the
+	// first's lines are in no other, and the bit tells them apart.
+	var bloom [8]uint64
+	for _, e := range rest {
+		for i := range e.lines {
+			l := &e.lines[i]
+			added := set.add(l.key, l.hash, l.run)
+			if added {
+				set.slots[set.used[len(set.used)-1]].at = int32(len(drop))
+				bloom[l.hash>>61] |= 1 << (l.hash >> 55 & 63)
+			}
+			drop = append(drop, !added)
+		}
+	}
+	if len(set.used) > 0 {
+		lines := entries[0].lines
+		for j := range lines {
+			l := &lines[j]
+			if bloom[l.hash>>61]&(1<<(l.hash>>55&63)) == 0 {
+				continue
+			}
+			if i := set.find(l.key, l.hash, l.run); i >= 0 {
+				drop[set.slots[i].at] = true
+			}
+		}
+	}
+	set.reset()
+	starts = append(starts, int32(len(buf)))
+	buf = append(buf, entries[0].lines...)
+	k := 0
+	for _, e := range rest {
+		starts = append(starts, int32(len(buf)))
+		first := false
+		for _, l := range e.lines {
+			first = first || l.first
+			if !drop[k] {
+				l.first, first = first, false
+				buf = append(buf, l)
+			}
+			k++
+		}
+	}
+	sc.keep = drop
+	return buf, starts
 }
 
 // reset empties the set, so that it holds no content between calls.
