@@ -329,20 +329,33 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 		counter = BytesPerFour{}
 	}
 	buf, starts := sc.lines[:0], sc.starts[:0]
+	all := true
 	for _, e := range entries {
 		if !e.scanned && e.summarised {
 			e.lines, e.scanned = sc.scanLines(e.content, counter, &sc.scanSeen, nil), true
 			sc.scanSeen.reset()
 		}
-		starts = append(starts, int32(len(buf)))
-		if e.scanned {
-			buf = sc.seen.appendNew(buf, e.lines)
-		} else {
-			buf = sc.scanLines(e.content, counter, &sc.seen, buf)
+		all = all && e.scanned
+	}
+	if all && len(entries) > 0 {
+		// A fold: the first entry (the folded summary, the most lines)
+		// has no repeats and comes first, so its lines are taken as they
+		// are, and only the later entries' lines are looked for in it.
+		buf, starts = sc.foldLines(buf, starts, entries)
+	} else {
+		for _, e := range entries {
+			starts = append(starts, int32(len(buf)))
+			if e.scanned {
+				buf = sc.seen.appendNew(buf, e.lines)
+			} else {
+				buf = sc.scanLines(e.content, counter, &sc.seen, buf)
+			}
 		}
+		sc.seen.reset()
+	}
+	for _, e := range entries {
 		e.summarised = true
 	}
-	sc.seen.reset()
 	s, err := sc.pick(region, maxTokens, counter, buf, starts, true)
 	// Emptied so that the buffers hold no content between calls.
 	clear(buf)

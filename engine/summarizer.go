@@ -98,8 +98,7 @@ type sumScratch struct {
 	scanSeen, seen seenSet
 	order          []int32
 	keep           []bool
-	at             []int32   // pick: where each kept line starts in the summary
-	madeBuf        []sumLine // summaryLines' lines, before an entry takes a copy
+	at             []int32 // pick: where each of the summary's lines starts in it
 	lower          []byte
 	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
 	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
@@ -120,6 +119,23 @@ type sumScratch struct {
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
 	madeText string
+	// The summary lines of the last two headers made (a region and its
+	// history take turns). Counted with the Context's counter; a
+	// Summarize call makes none.
+	headers [2]sumLine
+}
+
+// headerLine is the summary line of header, scored once per region: its
+// key is header.
+func (sc *sumScratch) headerLine(header string, counter TokenCounter) sumLine {
+	if sc.headers[0].key == header {
+		return sc.headers[0]
+	}
+	if sc.headers[1].key != header {
+		sc.headers[1] = sc.newSumLine(header, "", lineHash(header, runLen{}), runLen{}, true, counter)
+	}
+	sc.headers[0], sc.headers[1] = sc.headers[1], sc.headers[0]
+	return sc.headers[0]
 }
 
 // newSumLine scores line (trimmed, not blank) as scanLines keeps it. nl is
@@ -256,6 +272,7 @@ type seenSet struct {
 type seenSlot struct {
 	key  string
 	hash uint64
+	at   int32 // foldLines: the index of the line
 	full bool
 	run  bool
 }
@@ -320,6 +337,79 @@ func (s *seenSet) appendNew(out, lines []sumLine) []sumLine {
 		}
 	}
 	return out
+}
+
+// find is the slot holding a line equal to line (with hash lineHash(line,
+// run)), or -1.
+func (s *seenSet) find(line string, hash uint64, run bool) int {
+	if len(s.slots) == 0 {
+		return -1
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := hash & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if !sl.full {
+			return -1
+		}
+		if sl.hash == hash && sl.run == run && (run && sameRun(sl.key, line) || !run && sl.key == line) {
+			return int(i)
+		}
+	}
+}
+
+// foldLines appends to buf the lines of entries (each with its lines
+// scanned; the first's have no repeats, as scanLines and summaryLines make
+// them) as appendNew would, and their starts to starts. The first entry's
+// lines are all new: they are copied, and only the few lines of the others
+// go into a set, in which each of the first's is looked for.
+func (sc *sumScratch) foldLines(buf []sumLine, starts []int32, entries []*entry) ([]sumLine, []int32) {
+	set := &sc.scanSeen
+	drop := sc.keep[:0] // a later line is a repeat
+	rest := entries[1:]
+	// A bit per line of the set, by its hash's top bits: most of the
+	// first's lines are in no other, and the bit tells them apart.
+	var bloom [8]uint64
+	for _, e := range rest {
+		for i := range e.lines {
+			l := &e.lines[i]
+			added := set.add(l.key, l.hash, l.run)
+			if added {
+				set.slots[set.used[len(set.used)-1]].at = int32(len(drop))
+				bloom[l.hash>>61] |= 1 << (l.hash >> 55 & 63)
+			}
+			drop = append(drop, !added)
+		}
+	}
+	if len(set.used) > 0 {
+		lines := entries[0].lines
+		for j := range lines {
+			l := &lines[j]
+			if bloom[l.hash>>61]&(1<<(l.hash>>55&63)) == 0 {
+				continue
+			}
+			if i := set.find(l.key, l.hash, l.run); i >= 0 {
+				drop[set.slots[i].at] = true
+			}
+		}
+	}
+	set.reset()
+	starts = append(starts, int32(len(buf)))
+	buf = append(buf, entries[0].lines...)
+	k := 0
+	for _, e := range rest {
+		starts = append(starts, int32(len(buf)))
+		first := false
+		for _, l := range e.lines {
+			first = first || l.first
+			if !drop[k] {
+				l.first, first = first, false
+				buf = append(buf, l)
+			}
+			k++
+		}
+	}
+	sc.keep = drop
+	return buf, starts
 }
 
 // reset empties the set, so that it holds no content between calls.
@@ -420,51 +510,95 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	keep := slices.Grow(sc.keep[:0], len(cands))[:len(cands)]
 	clear(keep)
 	sc.keep = keep
-	used, size := 0, len(header)
+	used, bytes, kept := 0, len(header), 0
 	for _, i := range order {
-		if t := int(cands[i].tokens); used+t <= budget {
+		if c := &cands[i]; used+int(c.tokens) <= budget {
 			keep[i] = true
-			used += t
-			size += 1 + int(cands[i].cut)
-			if int(cands[i].cut) < len(cands[i].key) {
-				size += len("…")
-			}
+			used += int(c.tokens)
+			bytes += c.size()
+			kept++
 		}
 	}
+	made = made && used > 0
 	var b strings.Builder
-	b.Grow(size)
+	b.Grow(bytes)
 	b.WriteString(header)
-	at := sc.at[:0]
+	var lines []sumLine
+	at := sc.at[:0] // where each of lines starts in the summary
+	if made {
+		// The summary's lines as scanLines would scan them: its header,
+		// then the kept lines but for repeats of cut lines.
+		lines = sc.lineRoom(kept + 1)
+		h := sc.headerLine(header, counter)
+		sc.seen.add(header, h.hash, false)
+		lines = append(lines, h)
+		at = append(at, 0)
+	}
 	for i := range cands {
-		if keep[i] {
-			c := &cands[i]
-			b.WriteByte('\n')
-			if made {
-				at = append(at, int32(b.Len()))
+		c := &cands[i]
+		if !keep[i] {
+			continue
+		}
+		b.WriteByte('\n')
+		from := b.Len()
+		b.WriteString(c.key[:c.cut])
+		if int(c.cut) < len(c.key) {
+			if n := c.tail(); n > 0 {
+				var buf [8]byte
+				b.Write(AppendFiller(buf[:0], n))
 			}
-			b.WriteString(c.key[:c.cut])
-			if int(c.cut) < len(c.key) {
-				if n := c.tail(); n > 0 {
-					var buf [8]byte
-					b.Write(AppendFiller(buf[:0], n))
+			b.WriteString("…")
+		}
+		if !made {
+			continue
+		}
+		if int(c.cut) == len(c.key) {
+			// The line itself, scored when it was scanned; its key is
+			// taken from the summary below, so that the entry it came
+			// from is not kept. Candidates' keys differ, so it can only
+			// repeat the header or a cut line (which ends with "…").
+			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.hash, c.run)) {
+				l := *c
+				if l.bonus {
+					l.score -= 4
 				}
-				b.WriteString("…")
+				l.first, l.bonus = false, false
+				lines = append(lines, l)
+				at = append(at, int32(from))
 			}
+			continue
+		}
+		if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
+			lines = append(lines, l)
+			at = append(at, int32(from))
 		}
 	}
+	sc.at = at
 	if used == 0 {
 		// Not even one line fits: keep the head of the best line.
-		best := cands[order[0]].text()
 		b.WriteByte('\n')
-		b.WriteString(truncateUTF8(best, max(budget*4-4, 0)))
+		b.WriteString(truncateUTF8(cands[order[0]].text(), max(budget*4-4, 0)))
 		return b.String(), nil
 	}
 	s := b.String()
 	if made {
-		sc.made, sc.madeText = sc.summaryLines(s, header, cands, at, counter), s
+		sc.seen.reset()
+		for k := range lines {
+			l := &lines[k]
+			l.key = s[at[k] : int(at[k])+len(l.key)]
+		}
+		sc.made, sc.madeText = lines, s
 	}
-	sc.at = at
 	return s, nil
+}
+
+// size is the bytes the line takes in a summary, with the newline before it.
+func (l *sumLine) size() int {
+	n := 1 + int(l.cut)
+	if int(l.cut) < len(l.key) {
+		n += len("…")
+	}
+	return n
 }
 
 // sortByScore appends the indices of cands to order, highest score first
@@ -496,71 +630,33 @@ func sortByScore(order []int32, cands []sumLine) []int32 {
 	return order
 }
 
-// summaryLines are the lines of summary s (its header, then the kept
-// candidates' texts starting at at) as scanLines would scan them.
-func (sc *sumScratch) summaryLines(s, header string, cands []sumLine, at []int32, counter TokenCounter) []sumLine {
-	defer sc.seen.reset()
-	// Built in a buffer and copied: repeats of cut lines make fewer lines
-	// than at has, and the entry keeps them.
-	lines := sc.madeBuf[:0]
-	hh := lineHash(header, runLen{})
-	sc.seen.add(header, hh, false)
-	lines = append(lines, sc.newSumLine(header, "", hh, runLen{}, true, counter))
-	j := 0
-	for i := range cands {
-		if !sc.keep[i] {
-			continue
-		}
-		c := &cands[i]
-		from := int(at[j])
-		j++
-		if int(c.cut) == len(c.key) {
-			// The line itself, scored when it was scanned; its key is
-			// taken from s, so that the entry it came from is not kept.
-			// Candidates' keys differ, so it can only repeat the header
-			// or a cut line (which ends with "…").
-			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.hash, c.run)) {
-				l := *c
-				if l.bonus {
-					l.score -= 4
-				}
-				l.key, l.first, l.bonus = s[from:from+len(c.key)], false, false
-				lines = append(lines, l)
-			}
-			continue
-		}
-		end := len(s) // the line ends where the next starts
-		if j < len(at) {
-			end = int(at[j]) - len("\n")
-		}
-		text := s[from:end]
-		b := int(c.key[0])
-		if _, ok := fillerLine(c.key); ok {
-			b = utf8RuneSelf
-		}
-		if c.run && b <= utf8RuneSelf {
-			m := &sc.cutRuns[b]
-			if !sc.cutRunKnown[b] {
-				*m = sc.newSumLine(text, "", lineHash(text, runLen{}), runLen{}, false, counter)
-				m.key, sc.cutRunKnown[b] = "", true
-			}
-			if sc.seen.add(text, m.hash, false) {
-				l := *m
-				l.key = text
-				lines = append(lines, l)
-			}
-			continue
-		}
-		rl := runLine(text)
-		h := lineHash(text, rl)
-		if sc.seen.add(text, h, rl.n > 0) {
-			lines = append(lines, sc.newSumLine(text, "", h, rl, false, counter))
-		}
+// cutLine is the summary line of kept candidate c, a cut line whose text
+// in the summary is text, as scanLines would scan it; false if it repeats
+// a line before it.
+func (sc *sumScratch) cutLine(c *sumLine, text string, counter TokenCounter) (sumLine, bool) {
+	b := int(c.key[0])
+	if _, ok := fillerLine(c.key); ok {
+		b = utf8RuneSelf
 	}
-	made := append(sc.lineRoom(len(lines)), lines...)
-	clear(lines) // holds no content between calls
-	sc.madeBuf = lines
-	return made
+	if c.run && b <= utf8RuneSelf {
+		m := &sc.cutRuns[b]
+		if !sc.cutRunKnown[b] {
+			*m = sc.newSumLine(text, "", lineHash(text, runLen{}), runLen{}, false, counter)
+			m.key, sc.cutRunKnown[b] = "", true
+		}
+		if !sc.seen.add(text, m.hash, false) {
+			return sumLine{}, false
+		}
+		l := *m
+		l.key = text
+		return l, true
+	}
+	rl := runLine(text)
+	h := lineHash(text, rl)
+	if !sc.seen.add(text, h, rl.n > 0) {
+		return sumLine{}, false
+	}
+	return sc.newSumLine(text, "", h, rl, false, counter), true
 }
 
 // lineRoom is an empty slice with room for n lines: the smallest one an
