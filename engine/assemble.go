@@ -111,6 +111,12 @@ type Request struct {
 	// Breakpoint (of blocks and messages), which are set per request. Each
 	// is the longest such run (0 for the first request of a Context).
 	SameSystem, SameMessages, DroppedMessages int
+	// SystemBreakpoints are the indices of the system blocks flagged with
+	// a breakpoint, in order (-1 for none, last), and FlaggedMessage that
+	// of the message flagged (-1: none), so that a caller finds them
+	// without reading every block and message.
+	SystemBreakpoints [2]int
+	FlaggedMessage    int
 }
 
 // Clone returns a copy of the request that later calls of Assemble leave
@@ -307,6 +313,7 @@ type assembler struct {
 	winsListed              bool
 	lead, msgsOK, spareOK   int
 	msgsMarked, spareMarked int
+	flagged                 int         // the message flagged in msgs, or -1
 	begin, cont             Message     // finishing's "Begin." and "Continue."
 	reqs                    *[3]Request // handed out in turn
 	stableChanges           map[string]int
@@ -458,8 +465,9 @@ func (c *Context) Assemble() *Request {
 				a.msgsOK = len(msgs)
 			}
 			a.msgs, a.msgTokens, a.msgsMarked = a.finishPaired(msgs, sysChanged, tokens, users > 0)
+			a.flagged = a.msgsMarked
 		} else {
-			a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
+			a.msgs, a.msgTokens, a.flagged = a.finishMessages(msgs, sysChanged)
 		}
 		a.lead = lead
 		if drop > 0 {
@@ -476,8 +484,13 @@ func (c *Context) Assemble() *Request {
 		a.reqs = new([3]Request)
 	}
 	req := &a.reqs[a.count%uint64(len(a.reqs))]
+	marks := a.sysMarks.at
+	if marks[0] < 0 || marks[1] >= 0 && marks[1] < marks[0] {
+		marks[0], marks[1] = marks[1], marks[0]
+	}
 	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
-		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
+		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs,
+		SystemBreakpoints: marks, FlaggedMessage: a.flagged}
 	return req
 }
 
@@ -853,12 +866,14 @@ func (a *assembler) finishSystem(blocks []Block, from, held int) (sysMarks, int,
 }
 
 // finishMessages strips unpaired tool blocks, flags the message breakpoint,
-// drops empty messages and adds Begin./Continue. (ENGINE.md §6.3).
-func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, int) {
+// drops empty messages and adds Begin./Continue. (ENGINE.md §6.3). It
+// returns the messages, their tokens and the flagged one's index (-1).
+func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, int, int) {
 	if !pairedLocally(msgs) {
 		msgs = a.stripOrphans(msgs)
 	}
-	a.markMessageBreakpoint(msgs, sysChanged)
+	marked := a.markMessageBreakpoint(msgs, sysChanged)
+	flagged := -1
 	// Messages are moved down only once one is dropped: copying each onto
 	// itself would cost a write barrier per message for nothing.
 	n := 0
@@ -876,6 +891,9 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 			continue
 		}
 		hasUser = hasUser || m.Role == RoleUser
+		if i == marked {
+			flagged = n
+		}
 		if n != i {
 			msgs[n] = *m
 		}
@@ -893,7 +911,7 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	for _, m := range msgs {
 		tokens += m.Tokens()
 	}
-	return msgs, tokens
+	return msgs, tokens, flagged
 }
 
 // finishPaired is finishMessages for messages that are paired locally and

@@ -593,10 +593,6 @@ func (p *regionPolicy) request() *Request {
 		ends = append(ends, nblocks)
 	}
 	p.msgEnds = ends
-	flagged := false // the flagged message is near the end, if any
-	for i := len(er.Messages) - 1; i >= 0 && !flagged; i-- {
-		flagged = er.Messages[i].Breakpoint
-	}
 	prevMsgs := min(prevSys+p.prevSysBlocks, len(p.prev))
 	for _, b := range p.prev[prevSys+sameSys : prevMsgs] {
 		b.used = p.nreq - 1
@@ -637,12 +633,12 @@ func (p *regionPolicy) request() *Request {
 		p.req.same = ns + sameSys // the meter need not compare them
 	}
 	k, base, prevBase = prevSys+sameSys, ns, prevSys
+	for i := sameSys; i < len(er.System); i++ {
+		add(&er.System[i])
+	}
 	sysMarks := 0
-	for i := range er.System {
-		if i >= sameSys {
-			add(&er.System[i])
-		}
-		if er.System[i].Breakpoint {
+	for _, i := range er.SystemBreakpoints {
+		if i >= 0 {
 			p.req.Marks = append(p.req.Marks, CacheMark{Index: ns + i, TTL: "5m"})
 			sysMarks++
 		}
@@ -663,7 +659,7 @@ func (p *regionPolicy) request() *Request {
 	// breakpoints left of the 4 go to content blocks anchored every 16 from
 	// the start of the messages (CACHE_LOOKBACK_BLOCKS), the last ones kept;
 	// with fewer than 16 blocks, to the end of the last message.
-	if budget := anthropicMaxMarks - sysMarks; flagged && budget > 0 {
+	if budget := anthropicMaxMarks - sysMarks; er.FlaggedMessage >= 0 && budget > 0 {
 		lastAnchor := nblocks/cacheLookbackBlocks*cacheLookbackBlocks - 1 // index of the last anchored block
 		if lastAnchor < 0 {
 			if n := len(er.Messages); n > 0 && len(er.Messages[n-1].Blocks) > 0 {
