@@ -245,6 +245,9 @@ type sysSlot struct {
 	// needs of the slot.
 	stamp uint64
 	until bool // hint UntilChanged
+	// Rendered since the last build (renderChanged says so): the other
+	// slots' regions kept their n blocks, and keptLayout reads none of them.
+	changed bool
 }
 
 // sysSum sums a build's system blocks up to and including one, for the
@@ -545,6 +548,7 @@ func (c *Context) renderChanged(changed []*region) bool {
 			ok = ok && len(bs) == 0
 		} else {
 			s := &c.asm.layout[i]
+			s.changed = true
 			ok = ok && len(bs) > 0 && volTier(&bs[0]) == s.tier && bs[0].Cache.priority() == s.prio
 		}
 	}
@@ -574,13 +578,34 @@ func (a *assembler) sysBuffer(n int) ([]Block, int) {
 // in place, with no groups listed.
 func (a *assembler) keptLayout() ([]Block, int, int) {
 	n := 0
-	for _, s := range a.layout {
-		n += len(s.r.rend.blocks)
+	for i := range a.layout {
+		if s := &a.layout[i]; s.changed {
+			n += len(s.r.rend.blocks)
+		} else {
+			n += s.n
+		}
 	}
 	blocks, spareLead := a.sysBuffer(n)
 	lead, held, leading := 0, 0, true
 	for i := range a.layout {
 		s := &a.layout[i]
+		if !s.changed {
+			// Its blocks are as at the last build, all kept.
+			same := 0
+			if leading {
+				same = s.n
+			}
+			h := min(same, max(spareLead-lead, 0))
+			if h == s.n && cap(blocks)-len(blocks) >= h {
+				blocks = blocks[:len(blocks)+h] // held whole
+			} else {
+				blocks = appendBlocks(blocks, s.r.rend.blocks, h)
+			}
+			lead += same
+			held += h
+			continue
+		}
+		s.changed = false
 		rd := &s.r.rend
 		bs, kept := rd.blocks, rd.sysKept
 		rd.sysKept = len(bs) // until rendered again
@@ -619,7 +644,7 @@ func (a *assembler) newLayout(groups []sysGroup, n int) ([]Block, int, int) {
 		blocks = appendBlocks(blocks, g.blocks, h)
 		lead += same
 		held += h
-		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio, g.stamp, g.blocks[0].Cache == CacheUntilChanged})
+		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio, g.stamp, g.blocks[0].Cache == CacheUntilChanged, false})
 	}
 	a.layout, a.spareLayout = layout, a.layout
 	clear(groups) // holds no blocks between requests
