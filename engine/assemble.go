@@ -284,7 +284,13 @@ type assembler struct {
 	// region.touch): Assemble walks no region to find out. The system
 	// regions that changed are listed too, unless more than maxChanged
 	// (manyChanged); spareChanged is the list not in use.
-	sysTouched, msgTouched   bool
+	sysTouched, msgTouched bool
+	// The sliding windows that had messages at the last rebuild, in
+	// order: the others, empty and untouched since, add nothing to a
+	// request, and are walked only once one is touched (emptyTouched) or
+	// the windows are listed anew.
+	liveWins                 []*region
+	emptyTouched             bool
 	sysChanged, spareChanged []*region
 	manyChanged              bool
 	system                   []Block
@@ -344,6 +350,11 @@ func (c *Context) Assemble() *Request {
 	hasCustom := a.hasCustom
 	// Changes made while this request is built are left for the next one.
 	sysTouched, msgTouched := a.sysTouched, a.msgTouched
+	wins := a.liveWins
+	if relist || a.emptyTouched || hasCustom {
+		wins = a.winRegs
+	}
+	a.emptyTouched = false
 	changed, many := a.sysChanged, a.manyChanged
 	a.sysTouched, a.msgTouched = false, false
 	a.sysChanged, a.manyChanged = a.spareChanged[:0], false
@@ -383,7 +394,7 @@ func (c *Context) Assemble() *Request {
 		// windows not rendered again, then those the first window rendered
 		// again kept.
 		lead, drop, leading := 0, 0, len(preamble) == 0
-		for _, r := range a.winRegs {
+		for _, r := range wins {
 			rd := &r.rend
 			before := len(rd.msgs)
 			rd.kept, rd.dropped = before, 0 // unless rendered again
@@ -433,8 +444,10 @@ func (c *Context) Assemble() *Request {
 		tokens, users, bad := 0, 0, len(preamble)
 		var last *Message
 		var lastInfo msgInfo
-		for _, r := range a.winRegs {
+		live := a.liveWins[:0]
+		for _, r := range wins {
 			if len(r.rend.msgs) > 0 {
+				live = append(live, r)
 				rd := &r.rend
 				if drop > 0 {
 					msgs = append(msgs, rd.msgs...) // every slot moved: one copy
@@ -454,6 +467,7 @@ func (c *Context) Assemble() *Request {
 				last, lastInfo = &rd.msgs[len(rd.msgs)-1], end
 			}
 		}
+		a.liveWins = live
 		if lastInfo.uses {
 			bad++
 		}
