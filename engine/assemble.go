@@ -849,22 +849,24 @@ func (a *assembler) finishSystem(blocks []Block, from, held int) (sysMarks, int,
 	}
 	// The newest-changed UntilChanged region's blocks and those after it
 	// are retagged, unless the hints make maxSystemCacheRuns runs or more.
-	first, newest, at := -1, -1, 0
-	var stamp uint64
-	for i := range a.layout {
-		sl := &a.layout[i]
-		if sl.until {
-			if first < 0 {
-				first = at
+	if s.runs < maxSystemCacheRuns {
+		first, newest, at := -1, -1, 0
+		var stamp uint64
+		for i := range a.layout {
+			sl := &a.layout[i]
+			if sl.until {
+				if first < 0 {
+					first = at
+				}
+				if newest < 0 || sl.stamp > stamp {
+					newest, stamp = at, sl.stamp
+				}
 			}
-			if newest < 0 || sl.stamp > stamp {
-				newest, stamp = at, sl.stamp
-			}
+			at += sl.n
 		}
-		at += sl.n
-	}
-	if newest > first && s.runs < maxSystemCacheRuns {
-		m.retag = newest
+		if newest > first {
+			m.retag = newest
+		}
 	}
 	old := a.spareMarks
 	for _, i := range old.at {
