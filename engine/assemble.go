@@ -192,9 +192,12 @@ type rendered struct {
 	// leading messages the last render kept as they were.
 	msgStarts []int
 	msgInfo   []msgInfo
-	kept      int
-	sysKept   int // leading blocks the last render kept as they were
-	dropped   int // leading messages the last render dropped, before kept
+	// What msgInfo's sums (tokens, users, bad) count of the messages that
+	// left from the front: a drop moves the sums down without rewriting them.
+	base    struct{ tokens, users, bad int }
+	kept    int
+	sysKept int // leading blocks the last render kept as they were
+	dropped int // leading messages the last render dropped, before kept
 	// What is left of the slabs its entries' messages are cut from (a
 	// window's entries leave in about the order they came).
 	msgSlab   []Message
@@ -460,6 +463,7 @@ func (c *Context) Assemble() *Request {
 					}
 				}
 				end := rd.msgInfo[len(rd.msgInfo)-1]
+				end.tokens, end.users, end.bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
 				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
 				if last == nil && rd.msgInfo[0].results || last != nil && (lastInfo.uses || rd.msgInfo[0].results) && !pairOK(last, &rd.msgs[0]) {
 					bad++
@@ -1493,6 +1497,9 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	rd.kept = k
 	// Sums from the first message built (or all, if they were not kept).
 	info := rd.msgInfo[:min(k, len(rd.msgInfo))]
+	if len(info) == 0 {
+		rd.base.tokens, rd.base.users, rd.base.bad = 0, 0, 0
+	}
 	for i := len(info); i < len(out); i++ {
 		m := &out[i]
 		var x msgInfo
@@ -1560,12 +1567,9 @@ func dropShiftedMessages(r *region) int {
 	if emptyMessage(&rd.msgs[0]) {
 		bad--
 	}
-	for i := range n {
-		x := rd.msgInfo[i+j]
-		x.tokens, x.users, x.bad = x.tokens-gone.tokens, x.users-gone.users, x.bad-gone.bad-bad
-		rd.msgInfo[i] = x
-	}
+	copy(rd.msgInfo, rd.msgInfo[j:])
 	rd.msgInfo = rd.msgInfo[:n]
+	rd.base.tokens, rd.base.users, rd.base.bad = gone.tokens, gone.users, gone.bad+bad
 	rd.count -= r.shifted
 	rd.dropped = j
 	return kept

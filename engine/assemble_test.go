@@ -474,7 +474,12 @@ func windowSums(c *Context) string {
 	var b strings.Builder
 	for _, r := range c.regions {
 		if r.kind == KindSlidingWindow && !r.hidden {
-			fmt.Fprintf(&b, "\n%s: %+v", r.name, r.rend.msgInfo)
+			sums := slices.Clone(r.rend.msgInfo)
+			for i := range sums {
+				base := &r.rend.base
+				sums[i].tokens, sums[i].users, sums[i].bad = sums[i].tokens-base.tokens, sums[i].users-base.users, sums[i].bad-base.bad
+			}
+			fmt.Fprintf(&b, "\n%s: %+v", r.name, sums)
 		}
 	}
 	return b.String()
