@@ -324,6 +324,7 @@ type assembler struct {
 	wins                    []*region
 	winsListed              bool
 	lead, msgsOK, spareOK   int
+	moved                   bool // the last rebuild dropped leading messages
 	msgsMarked, spareMarked int
 	flagged                 int         // the message flagged in msgs, or -1
 	begin, cont             Message     // finishing's "Begin." and "Continue."
@@ -442,6 +443,9 @@ func (c *Context) Assemble() *Request {
 			fix = a.spareMarked
 		}
 		msgs := append(slices.Grow(a.spareMsgs[:0], n), preamble...)
+		// After a drop the spare slots, of the rebuild before it, hold
+		// their messages elsewhere too.
+		moved := a.moved
 		// The windows' sums say whether finishMessages would strip or drop
 		// anything; the seams between windows are checked here.
 		tokens, users, bad := 0, 0, len(preamble)
@@ -452,7 +456,7 @@ func (c *Context) Assemble() *Request {
 			if len(r.rend.msgs) > 0 {
 				live = append(live, r)
 				rd := &r.rend
-				if drop > 0 {
+				if drop > 0 || moved {
 					msgs = append(msgs, rd.msgs...) // every slot moved: one copy
 				} else {
 					base := len(msgs)
@@ -494,6 +498,7 @@ func (c *Context) Assemble() *Request {
 		if drop > 0 {
 			a.lead = 0
 		}
+		a.moved = drop > 0
 		a.msgSysChgd = sysChanged
 		dropMsgs = min(drop, len(a.spareMsgs))
 		sameMsgs = sameMessages(a.spareMsgs[dropMsgs:], a.msgs, max(min(lead, prevOK-dropMsgs), 0))
