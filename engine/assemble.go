@@ -111,6 +111,12 @@ type Request struct {
 	// Breakpoint (of blocks and messages), which are set per request. Each
 	// is the longest such run (0 for the first request of a Context).
 	SameSystem, SameMessages, DroppedMessages int
+	// SystemBreakpoints are the indices of the system blocks flagged with
+	// a breakpoint, in order (-1 for none, last), and FlaggedMessage that
+	// of the message flagged (-1: none), so that a caller finds them
+	// without reading every block and message.
+	SystemBreakpoints [2]int
+	FlaggedMessage    int
 }
 
 // Clone returns a copy of the request that later calls of Assemble leave
@@ -186,9 +192,12 @@ type rendered struct {
 	// leading messages the last render kept as they were.
 	msgStarts []int
 	msgInfo   []msgInfo
-	kept      int
-	sysKept   int // leading blocks the last render kept as they were
-	dropped   int // leading messages the last render dropped, before kept
+	// What msgInfo's sums (tokens, users, bad) count of the messages that
+	// left from the front: a drop moves the sums down without rewriting them.
+	base    struct{ tokens, users, bad int }
+	kept    int
+	sysKept int // leading blocks the last render kept as they were
+	dropped int // leading messages the last render dropped, before kept
 	// What is left of the slabs its entries' messages are cut from (a
 	// window's entries leave in about the order they came).
 	msgSlab   []Message
@@ -239,6 +248,9 @@ type sysSlot struct {
 	// needs of the slot.
 	stamp uint64
 	until bool // hint UntilChanged
+	// Rendered since the last build (renderChanged says so): the other
+	// slots' regions kept their n blocks, and keptLayout reads none of them.
+	changed bool
 }
 
 // sysSum sums a build's system blocks up to and including one, for the
@@ -275,7 +287,13 @@ type assembler struct {
 	// region.touch): Assemble walks no region to find out. The system
 	// regions that changed are listed too, unless more than maxChanged
 	// (manyChanged); spareChanged is the list not in use.
-	sysTouched, msgTouched   bool
+	sysTouched, msgTouched bool
+	// The sliding windows that had messages at the last rebuild, in
+	// order: the others, empty and untouched since, add nothing to a
+	// request, and are walked only once one is touched (emptyTouched) or
+	// the windows are listed anew.
+	liveWins                 []*region
+	emptyTouched             bool
 	sysChanged, spareChanged []*region
 	manyChanged              bool
 	system                   []Block
@@ -306,7 +324,9 @@ type assembler struct {
 	wins                    []*region
 	winsListed              bool
 	lead, msgsOK, spareOK   int
+	moved                   bool // the last rebuild dropped leading messages
 	msgsMarked, spareMarked int
+	flagged                 int         // the message flagged in msgs, or -1
 	begin, cont             Message     // finishing's "Begin." and "Continue."
 	reqs                    *[3]Request // handed out in turn
 	stableChanges           map[string]int
@@ -334,6 +354,11 @@ func (c *Context) Assemble() *Request {
 	hasCustom := a.hasCustom
 	// Changes made while this request is built are left for the next one.
 	sysTouched, msgTouched := a.sysTouched, a.msgTouched
+	wins := a.liveWins
+	if relist || a.emptyTouched || hasCustom {
+		wins = a.winRegs
+	}
+	a.emptyTouched = false
 	changed, many := a.sysChanged, a.manyChanged
 	a.sysTouched, a.msgTouched = false, false
 	a.sysChanged, a.manyChanged = a.spareChanged[:0], false
@@ -373,7 +398,7 @@ func (c *Context) Assemble() *Request {
 		// windows not rendered again, then those the first window rendered
 		// again kept.
 		lead, drop, leading := 0, 0, len(preamble) == 0
-		for _, r := range a.winRegs {
+		for _, r := range wins {
 			rd := &r.rend
 			before := len(rd.msgs)
 			rd.kept, rd.dropped = before, 0 // unless rendered again
@@ -418,15 +443,20 @@ func (c *Context) Assemble() *Request {
 			fix = a.spareMarked
 		}
 		msgs := append(slices.Grow(a.spareMsgs[:0], n), preamble...)
+		// After a drop the spare slots, of the rebuild before it, hold
+		// their messages elsewhere too.
+		moved := a.moved
 		// The windows' sums say whether finishMessages would strip or drop
 		// anything; the seams between windows are checked here.
 		tokens, users, bad := 0, 0, len(preamble)
 		var last *Message
 		var lastInfo msgInfo
-		for _, r := range a.winRegs {
+		live := a.liveWins[:0]
+		for _, r := range wins {
 			if len(r.rend.msgs) > 0 {
+				live = append(live, r)
 				rd := &r.rend
-				if drop > 0 {
+				if drop > 0 || moved {
 					msgs = append(msgs, rd.msgs...) // every slot moved: one copy
 				} else {
 					base := len(msgs)
@@ -437,6 +467,7 @@ func (c *Context) Assemble() *Request {
 					}
 				}
 				end := rd.msgInfo[len(rd.msgInfo)-1]
+				end.tokens, end.users, end.bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
 				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
 				if last == nil && rd.msgInfo[0].results || last != nil && (lastInfo.uses || rd.msgInfo[0].results) && !pairOK(last, &rd.msgs[0]) {
 					bad++
@@ -444,6 +475,7 @@ func (c *Context) Assemble() *Request {
 				last, lastInfo = &rd.msgs[len(rd.msgs)-1], end
 			}
 		}
+		a.liveWins = live
 		if lastInfo.uses {
 			bad++
 		}
@@ -458,13 +490,15 @@ func (c *Context) Assemble() *Request {
 				a.msgsOK = len(msgs)
 			}
 			a.msgs, a.msgTokens, a.msgsMarked = a.finishPaired(msgs, sysChanged, tokens, users > 0)
+			a.flagged = a.msgsMarked
 		} else {
-			a.msgs, a.msgTokens = a.finishMessages(msgs, sysChanged)
+			a.msgs, a.msgTokens, a.flagged = a.finishMessages(msgs, sysChanged)
 		}
 		a.lead = lead
 		if drop > 0 {
 			a.lead = 0
 		}
+		a.moved = drop > 0
 		a.msgSysChgd = sysChanged
 		dropMsgs = min(drop, len(a.spareMsgs))
 		sameMsgs = sameMessages(a.spareMsgs[dropMsgs:], a.msgs, max(min(lead, prevOK-dropMsgs), 0))
@@ -476,8 +510,13 @@ func (c *Context) Assemble() *Request {
 		a.reqs = new([3]Request)
 	}
 	req := &a.reqs[a.count%uint64(len(a.reqs))]
+	marks := a.sysMarks.at
+	if marks[0] < 0 || marks[1] >= 0 && marks[1] < marks[0] {
+		marks[0], marks[1] = marks[1], marks[0]
+	}
 	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
-		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs}
+		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs,
+		SystemBreakpoints: marks, FlaggedMessage: a.flagged}
 	return req
 }
 
@@ -532,6 +571,7 @@ func (c *Context) renderChanged(changed []*region) bool {
 			ok = ok && len(bs) == 0
 		} else {
 			s := &c.asm.layout[i]
+			s.changed = true
 			ok = ok && len(bs) > 0 && volTier(&bs[0]) == s.tier && bs[0].Cache.priority() == s.prio
 		}
 	}
@@ -561,13 +601,34 @@ func (a *assembler) sysBuffer(n int) ([]Block, int) {
 // in place, with no groups listed.
 func (a *assembler) keptLayout() ([]Block, int, int) {
 	n := 0
-	for _, s := range a.layout {
-		n += len(s.r.rend.blocks)
+	for i := range a.layout {
+		if s := &a.layout[i]; s.changed {
+			n += len(s.r.rend.blocks)
+		} else {
+			n += s.n
+		}
 	}
 	blocks, spareLead := a.sysBuffer(n)
 	lead, held, leading := 0, 0, true
 	for i := range a.layout {
 		s := &a.layout[i]
+		if !s.changed {
+			// Its blocks are as at the last build, all kept.
+			same := 0
+			if leading {
+				same = s.n
+			}
+			h := min(same, max(spareLead-lead, 0))
+			if h == s.n && cap(blocks)-len(blocks) >= h {
+				blocks = blocks[:len(blocks)+h] // held whole
+			} else {
+				blocks = appendBlocks(blocks, s.r.rend.blocks, h)
+			}
+			lead += same
+			held += h
+			continue
+		}
+		s.changed = false
 		rd := &s.r.rend
 		bs, kept := rd.blocks, rd.sysKept
 		rd.sysKept = len(bs) // until rendered again
@@ -606,7 +667,7 @@ func (a *assembler) newLayout(groups []sysGroup, n int) ([]Block, int, int) {
 		blocks = appendBlocks(blocks, g.blocks, h)
 		lead += same
 		held += h
-		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio, g.stamp, g.blocks[0].Cache == CacheUntilChanged})
+		layout = append(layout, sysSlot{g.r, len(g.blocks), g.tier, g.prio, g.stamp, g.blocks[0].Cache == CacheUntilChanged, false})
 	}
 	a.layout, a.spareLayout = layout, a.layout
 	clear(groups) // holds no blocks between requests
@@ -797,22 +858,24 @@ func (a *assembler) finishSystem(blocks []Block, from, held int) (sysMarks, int,
 	}
 	// The newest-changed UntilChanged region's blocks and those after it
 	// are retagged, unless the hints make maxSystemCacheRuns runs or more.
-	first, newest, at := -1, -1, 0
-	var stamp uint64
-	for i := range a.layout {
-		sl := &a.layout[i]
-		if sl.until {
-			if first < 0 {
-				first = at
+	if s.runs < maxSystemCacheRuns {
+		first, newest, at := -1, -1, 0
+		var stamp uint64
+		for i := range a.layout {
+			sl := &a.layout[i]
+			if sl.until {
+				if first < 0 {
+					first = at
+				}
+				if newest < 0 || sl.stamp > stamp {
+					newest, stamp = at, sl.stamp
+				}
 			}
-			if newest < 0 || sl.stamp > stamp {
-				newest, stamp = at, sl.stamp
-			}
+			at += sl.n
 		}
-		at += sl.n
-	}
-	if newest > first && s.runs < maxSystemCacheRuns {
-		m.retag = newest
+		if newest > first {
+			m.retag = newest
+		}
 	}
 	old := a.spareMarks
 	for _, i := range old.at {
@@ -853,12 +916,14 @@ func (a *assembler) finishSystem(blocks []Block, from, held int) (sysMarks, int,
 }
 
 // finishMessages strips unpaired tool blocks, flags the message breakpoint,
-// drops empty messages and adds Begin./Continue. (ENGINE.md §6.3).
-func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, int) {
+// drops empty messages and adds Begin./Continue. (ENGINE.md §6.3). It
+// returns the messages, their tokens and the flagged one's index (-1).
+func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, int, int) {
 	if !pairedLocally(msgs) {
 		msgs = a.stripOrphans(msgs)
 	}
-	a.markMessageBreakpoint(msgs, sysChanged)
+	marked := a.markMessageBreakpoint(msgs, sysChanged)
+	flagged := -1
 	// Messages are moved down only once one is dropped: copying each onto
 	// itself would cost a write barrier per message for nothing.
 	n := 0
@@ -876,6 +941,9 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 			continue
 		}
 		hasUser = hasUser || m.Role == RoleUser
+		if i == marked {
+			flagged = n
+		}
 		if n != i {
 			msgs[n] = *m
 		}
@@ -893,7 +961,7 @@ func (a *assembler) finishMessages(msgs []Message, sysChanged bool) ([]Message, 
 	for _, m := range msgs {
 		tokens += m.Tokens()
 	}
-	return msgs, tokens
+	return msgs, tokens, flagged
 }
 
 // finishPaired is finishMessages for messages that are paired locally and
@@ -1434,6 +1502,9 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	rd.kept = k
 	// Sums from the first message built (or all, if they were not kept).
 	info := rd.msgInfo[:min(k, len(rd.msgInfo))]
+	if len(info) == 0 {
+		rd.base.tokens, rd.base.users, rd.base.bad = 0, 0, 0
+	}
 	for i := len(info); i < len(out); i++ {
 		m := &out[i]
 		var x msgInfo
@@ -1501,12 +1572,9 @@ func dropShiftedMessages(r *region) int {
 	if emptyMessage(&rd.msgs[0]) {
 		bad--
 	}
-	for i := range n {
-		x := rd.msgInfo[i+j]
-		x.tokens, x.users, x.bad = x.tokens-gone.tokens, x.users-gone.users, x.bad-gone.bad-bad
-		rd.msgInfo[i] = x
-	}
+	copy(rd.msgInfo, rd.msgInfo[j:])
 	rd.msgInfo = rd.msgInfo[:n]
+	rd.base.tokens, rd.base.users, rd.base.bad = gone.tokens, gone.users, gone.bad+bad
 	rd.count -= r.shifted
 	rd.dropped = j
 	return kept

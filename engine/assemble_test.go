@@ -408,6 +408,9 @@ func equalBlock(x, y Block) bool {
 // prev, a clone of the request before (nil: none known, nothing checked),
 // and returns the counts it found.
 func checkSame(prev, req *Request) (sys, msgs int, err error) {
+	if err := checkMarks(req); err != nil {
+		return 0, 0, err
+	}
 	if prev == nil {
 		return req.SameSystem, req.SameMessages, nil
 	}
@@ -430,6 +433,35 @@ func checkSame(prev, req *Request) (sys, msgs int, err error) {
 	return sys, msgs, nil
 }
 
+// checkMarks compares req's SystemBreakpoints and FlaggedMessage with the
+// flags of its blocks and messages.
+func checkMarks(req *Request) error {
+	want := [2]int{-1, -1}
+	n := 0
+	for i := range req.System {
+		if req.System[i].Breakpoint {
+			if n == len(want) {
+				return fmt.Errorf("more than %d system breakpoints", n)
+			}
+			want[n] = i
+			n++
+		}
+	}
+	flagged := -1
+	for i := range req.Messages {
+		if req.Messages[i].Breakpoint {
+			if flagged >= 0 {
+				return fmt.Errorf("messages %d and %d flagged", flagged, i)
+			}
+			flagged = i
+		}
+	}
+	if req.SystemBreakpoints != want || req.FlaggedMessage != flagged {
+		return fmt.Errorf("system breakpoints %v, flagged message %d; want %v and %d", req.SystemBreakpoints, req.FlaggedMessage, want, flagged)
+	}
+	return nil
+}
+
 // dumpRequest prints every field of a request but the Same counts.
 func dumpRequest(req *Request) string {
 	r := *req
@@ -442,7 +474,12 @@ func windowSums(c *Context) string {
 	var b strings.Builder
 	for _, r := range c.regions {
 		if r.kind == KindSlidingWindow && !r.hidden {
-			fmt.Fprintf(&b, "\n%s: %+v", r.name, r.rend.msgInfo)
+			sums := slices.Clone(r.rend.msgInfo)
+			for i := range sums {
+				base := &r.rend.base
+				sums[i].tokens, sums[i].users, sums[i].bad = sums[i].tokens-base.tokens, sums[i].users-base.users, sums[i].bad-base.bad
+			}
+			fmt.Fprintf(&b, "\n%s: %+v", r.name, sums)
 		}
 	}
 	return b.String()
@@ -552,7 +589,11 @@ log = { kind = "sliding_window", max_items = 4, max_tokens = 5000 }
 				continue
 			}
 			prevHash, havePrev := c.asm.prevSysHash, c.asm.havePrev
-			before := dumpRequest(c.Assemble().Clone()) + windowSums(c)
+			req := c.Assemble()
+			if err := checkMarks(req); err != nil {
+				t.Fatalf("seed %d op %d: %v", seed, i, err)
+			}
+			before := dumpRequest(req.Clone()) + windowSums(c)
 			if want := freshDump(c, prevHash, havePrev); before != want {
 				t.Fatalf("seed %d op %d: request differs from a fresh render:\n%s\nwant\n%s", seed, i, before, want)
 			}

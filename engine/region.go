@@ -122,6 +122,7 @@ func (r *region) changed() {
 	a := r.asm
 	if r.kind == KindSlidingWindow {
 		a.msgTouched = true
+		a.emptyTouched = a.emptyTouched || len(r.rend.msgs) == 0
 		return
 	}
 	a.sysTouched = true

@@ -529,42 +529,11 @@ func (p *regionPolicy) request() *Request {
 	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
 	p.req.same, p.req.kept = 0, false
 	if !p.start() {
-		// The engine could not start (see the warning): the agent still sends
-		// what it always sends, so the request is measured, not left empty.
-		p.req.Blocks = append(p.req.Blocks, p.sys...)
-		if n := len(p.sys); n > 0 {
-			p.req.Marks = append(p.req.Marks, CacheMark{Index: n - 1, TTL: "5m"})
-		}
-		return &p.req
+		return p.engineless()
 	}
 	er := p.ctx.Assemble()
 	p.drain()
 	p.nreq++
-	// k is where the next block may be in prev; pos counts from the start
-	// of a block's part (system or messages), which moves as the system
-	// grows, at base in the request and prevBase in prev.
-	k, base, prevBase := 0, 0, 0
-	add := func(eb *engine.Block) {
-		key := blockKey(eb)
-		var b *Block
-		switch {
-		case k < len(p.prev) && p.prev[k].key == key:
-			b = p.prev[k]
-			k++
-		default:
-			if i := p.index.find(key); i >= 0 {
-				b = p.cached[i]
-				k = prevBase + b.pos + 1
-			} else {
-				b = p.convert(eb, key)
-				p.index.add(key, len(p.cached))
-				p.cached = append(p.cached, b)
-			}
-		}
-		b.pos = len(p.req.Blocks) - base
-		b.used = p.nreq
-		p.req.Blocks = appendKept(p.req.Blocks, b)
-	}
 	// What leads as in the last request is the last request's blocks (a
 	// block is found by its key alone; the walk only serves as a hint): only
 	// the rest is walked. The blocks that may have left are marked as used
@@ -593,10 +562,6 @@ func (p *regionPolicy) request() *Request {
 		ends = append(ends, nblocks)
 	}
 	p.msgEnds = ends
-	flagged := false // the flagged message is near the end, if any
-	for i := len(er.Messages) - 1; i >= 0 && !flagged; i-- {
-		flagged = er.Messages[i].Breakpoint
-	}
 	prevMsgs := min(prevSys+p.prevSysBlocks, len(p.prev))
 	for _, b := range p.prev[prevSys+sameSys : prevMsgs] {
 		b.used = p.nreq - 1
@@ -636,13 +601,13 @@ func (p *regionPolicy) request() *Request {
 	if ns == prevSys {
 		p.req.same = ns + sameSys // the meter need not compare them
 	}
-	k, base, prevBase = prevSys+sameSys, ns, prevSys
+	w := cursor{k: prevSys + sameSys, base: ns, prevBase: prevSys}
+	for i := sameSys; i < len(er.System); i++ {
+		p.add(&w, &er.System[i])
+	}
 	sysMarks := 0
-	for i := range er.System {
-		if i >= sameSys {
-			add(&er.System[i])
-		}
-		if er.System[i].Breakpoint {
+	for _, i := range er.SystemBreakpoints {
+		if i >= 0 {
 			p.req.Marks = append(p.req.Marks, CacheMark{Index: ns + i, TTL: "5m"})
 			sysMarks++
 		}
@@ -650,11 +615,11 @@ func (p *regionPolicy) request() *Request {
 	msgStart := len(p.req.Blocks)
 	p.req.Blocks = p.req.Blocks[:msgStart+inPlace]
 	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks]...)
-	k, base, prevBase = prevMsgs+dropBlocks+sameBlocks, msgStart, prevMsgs
+	w = cursor{k: prevMsgs + dropBlocks + sameBlocks, base: msgStart, prevBase: prevMsgs}
 	for i := sameMsgs; i < len(er.Messages); i++ {
 		m := &er.Messages[i]
 		for b := range m.Blocks {
-			add(&m.Blocks[b])
+			p.add(&w, &m.Blocks[b])
 		}
 	}
 	p.prevSys, p.prevSysBlocks = ns, len(er.System)
@@ -663,53 +628,111 @@ func (p *regionPolicy) request() *Request {
 	// breakpoints left of the 4 go to content blocks anchored every 16 from
 	// the start of the messages (CACHE_LOOKBACK_BLOCKS), the last ones kept;
 	// with fewer than 16 blocks, to the end of the last message.
-	if budget := anthropicMaxMarks - sysMarks; flagged && budget > 0 {
-		lastAnchor := nblocks/cacheLookbackBlocks*cacheLookbackBlocks - 1 // index of the last anchored block
-		if lastAnchor < 0 {
-			if n := len(er.Messages); n > 0 && len(er.Messages[n-1].Blocks) > 0 {
-				p.req.Marks = append(p.req.Marks, CacheMark{Index: msgStart + nblocks - 1, TTL: "5m"})
-			}
-		} else {
-			// Anchors are the blocks j with (j+1)%16 == 0, as are both ends.
-			for j := max(cacheLookbackBlocks-1, lastAnchor-(budget-1)*cacheLookbackBlocks); j <= lastAnchor; j += cacheLookbackBlocks {
-				p.req.Marks = append(p.req.Marks, CacheMark{Index: msgStart + j, TTL: "5m"})
-			}
-		}
+	if budget := anthropicMaxMarks - sysMarks; er.FlaggedMessage >= 0 && budget > 0 {
+		p.markMessages(er, msgStart, nblocks, budget)
 	}
 	// The request's blocks are the next one's prev, not a copy of them; the
 	// next is built in the array before, so the meter may keep this one.
 	p.prev = p.req.Blocks
 	p.req.kept = true
 	if p.env.series {
-		p.occ = p.ctx.AppendOccupancy(p.occ[:0])
-		for _, u := range p.occ {
-			if u.Tokens > 0 {
-				p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
-			}
-		}
-		slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
+		p.regionTokens()
 	}
-	// Forget converted blocks that left the request a while ago (walked in
-	// the order they were allocated), and index the rest anew.
 	if p.nreq%512 == 0 {
-		for _, b := range p.req.Blocks[len(p.sys):] {
-			b.used = p.nreq
-		}
-		kept := p.cached[:0]
-		for _, b := range p.cached {
-			if b.used >= p.nreq-8 {
-				kept = append(kept, b)
-			}
-		}
-		clear(p.cached[len(kept):])
-		p.cached = kept
-		clear(p.index.slots)
-		p.index.n = 0
-		for i, b := range kept {
-			p.index.add(b.key, i)
-		}
+		p.forget()
 	}
 	return &p.req
+}
+
+// The rarer parts of a request are methods of their own, so that the code
+// every request runs is not spread among them.
+
+// engineless is the request when the engine could not start (see the
+// warning): the agent still sends what it always sends, so the request is
+// measured, not left empty.
+func (p *regionPolicy) engineless() *Request {
+	p.req.Blocks = append(p.req.Blocks, p.sys...)
+	if n := len(p.sys); n > 0 {
+		p.req.Marks = append(p.req.Marks, CacheMark{Index: n - 1, TTL: "5m"})
+	}
+	return &p.req
+}
+
+// cursor is where request's walk of the new blocks is: k is where the next
+// block may be in prev; pos counts from the start of a block's part
+// (system or messages), which moves as the system grows, at base in the
+// request and prevBase in prev.
+type cursor struct{ k, base, prevBase int }
+
+// add appends the simulator block of an engine block to the request: the
+// last request's, a converted one, or a new one.
+func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
+	key := blockKey(eb)
+	var b *Block
+	switch {
+	case w.k < len(p.prev) && p.prev[w.k].key == key:
+		b = p.prev[w.k]
+		w.k++
+	default:
+		if i := p.index.find(key); i >= 0 {
+			b = p.cached[i]
+			w.k = w.prevBase + b.pos + 1
+		} else {
+			b = p.convert(eb, key)
+			p.index.add(key, len(p.cached))
+			p.cached = append(p.cached, b)
+		}
+	}
+	b.pos = len(p.req.Blocks) - w.base
+	b.used = p.nreq
+	p.req.Blocks = appendKept(p.req.Blocks, b)
+}
+
+// markMessages places the message breakpoints left of the budget.
+func (p *regionPolicy) markMessages(er *engine.Request, msgStart, nblocks, budget int) {
+	lastAnchor := nblocks/cacheLookbackBlocks*cacheLookbackBlocks - 1 // index of the last anchored block
+	if lastAnchor < 0 {
+		if n := len(er.Messages); n > 0 && len(er.Messages[n-1].Blocks) > 0 {
+			p.req.Marks = append(p.req.Marks, CacheMark{Index: msgStart + nblocks - 1, TTL: "5m"})
+		}
+		return
+	}
+	// Anchors are the blocks j with (j+1)%16 == 0, as are both ends.
+	for j := max(cacheLookbackBlocks-1, lastAnchor-(budget-1)*cacheLookbackBlocks); j <= lastAnchor; j += cacheLookbackBlocks {
+		p.req.Marks = append(p.req.Marks, CacheMark{Index: msgStart + j, TTL: "5m"})
+	}
+}
+
+// regionTokens lists the regions' tokens in the request, for the series.
+func (p *regionPolicy) regionTokens() {
+	p.occ = p.ctx.AppendOccupancy(p.occ[:0])
+	for _, u := range p.occ {
+		if u.Tokens > 0 {
+			p.req.Regions = append(p.req.Regions, RegionTokens{Name: u.Name, Tokens: u.Tokens})
+		}
+	}
+	slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// forget drops the converted blocks that left the request a while ago
+// (walked in the order they were allocated), and indexes the rest anew.
+func (p *regionPolicy) forget() {
+	for _, b := range p.req.Blocks[len(p.sys):] {
+		b.used = p.nreq
+	}
+	kept := p.cached[:0]
+	for _, b := range p.cached {
+		if b.used >= p.nreq-8 {
+			kept = append(kept, b)
+		}
+	}
+	clear(p.cached[len(kept):])
+	p.cached = kept
+	clear(p.index.slots)
+	p.index.n = 0
+	for i, b := range kept {
+		p.index.add(b.key, i)
+	}
 }
 
 // appendKept is append(blocks, add...) for blocks built in the array of the
