@@ -154,3 +154,30 @@ func TestSearchText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSearchText checks searchText against strings.Contains on texts long
+// enough for its own search, with needles cut from the text (found, or
+// missed by one changed byte) of any length, past its 255-byte shift cap.
+func FuzzSearchText(f *testing.F) {
+	f.Add("value-0123456789abcdef\n", uint16(40), uint16(30), uint8(0))
+	f.Add("ab", uint16(7), uint16(300), uint8(9))
+	f.Add("a~\xff", uint16(0), uint16(8), uint8(200))
+	f.Fuzz(func(t *testing.T, unit string, off, n uint16, flip uint8) {
+		if unit == "" {
+			return
+		}
+		s := strings.Repeat(unit, 1+2048/len(unit))
+		s = s[:min(len(s), 4096)]
+		start := int(off) % len(s)
+		p := []byte(s[start:min(len(s), start+int(n))])
+		if len(p) == 0 {
+			return
+		}
+		if flip != 0 {
+			p[int(flip)%len(p)] ^= flip
+		}
+		if got, want := searchText(s, string(p)), strings.Contains(s, string(p)); got != want {
+			t.Fatalf("searchText(%q, %q) = %v, want %v", s, p, got, want)
+		}
+	})
+}
