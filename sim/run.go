@@ -63,7 +63,8 @@ type RequestSample struct {
 	CacheReadTokens int
 	Regions         []RegionTokens // per-region occupancy, sorted by name; nil for flat policies
 	// Request is the request itself, for ctxsim inspect; valid only during
-	// the call (the policy owns it).
+	// the call (the policy owns it, and later runs reuse its blocks once Run
+	// returns: copy what you keep).
 	Request *Request
 }
 
