@@ -120,11 +120,12 @@ func (e *env) makeBlockSigned(kind BlockKind, id, text string, size int, facts [
 	if text == "" {
 		return e.makeBlock(kind, id, text, size, facts, hash, e.tok.CountBytes(size))
 	}
-	tokens, sig, ok := countSigned(e.tok, text)
+	var s signer // countSigned's, whose size the meter wants too
+	tokens, _, _, _ := countSegments(e.tok, text, 0, 0, &s)
 	b := e.makeBlock(kind, id, text, size, facts, hash, tokens)
-	b.sig, b.sigState = sig, 2
-	if ok {
-		b.sigState = 1
+	b.sigState, b.textLen = 2, s.size
+	if s.plain <= sigMaxBytes {
+		b.sig, b.sigState = s.sig, 1
 	}
 	return b
 }

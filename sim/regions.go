@@ -490,6 +490,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		oldSize := rs.grown.size() // rs.chunk's text, written out
 		n, sig, signed := rs.grown.count(p.env.tok, text)
 		b = p.env.makeBlock(kind, "", text, 0, nil, key, n)
+		b.textLen = rs.grown.size()
 		if signed {
 			b.sig, b.sigState = sig, 1
 		}

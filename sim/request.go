@@ -81,7 +81,7 @@ type Block struct {
 	nextUse int // clairvoyant: position of the next probe using the content
 	sig     gramSig
 	wide    *wideSig // for a text too long for sig: made at its first search, or grown from its previous version's
-	_       [8]byte  // to 224 bytes
+	textLen int      // Text's length, its runs written out, as counting found it; 0 if not known
 }
 
 // Has reports whether the block holds the fact: listed among its facts or, for
@@ -206,7 +206,7 @@ func (g *gramSig) addSpan(seg string, after, before bool) {
 		g.add3(f, seg[0], seg[1])
 	}
 	switch {
-	case len(seg) < 32:
+	case len(seg) < 8:
 		g.add(seg)
 	case seg[0] == pointerHead[0] && g.addPointer(seg):
 	default:
@@ -330,7 +330,7 @@ func (g *gramSig) addPointer(s string) bool {
 	w := *g
 	w.add(s[len(pointerHead)-2 : i+2]) // across the head's end, the number, across A's start
 	w.add(s[j-2 : k+2])                // across A's end, the region's name, across B's start
-	w.add(s[e-2:])                     // from across B's end on
+	w.addLong(s[e-2:])                 // from across B's end on: the preview
 	*g = w.union(pointerSig)
 	return true
 }

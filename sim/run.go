@@ -1021,7 +1021,7 @@ func (m *meter) commonTokens(a, b *Block) int {
 	if i == 0 && extra == 0 {
 		return 0
 	}
-	size := engine.TextLen(a.Text[:i]) + extra
+	size := prefixLen(a, i) + extra
 	var n int
 	if bp, ok := m.env.tok.(bytesPer); ok {
 		n = bp.CountBytes(size)
@@ -1034,6 +1034,21 @@ func (m *meter) commonTokens(a, b *Block) int {
 		n = sharedTokens(m.env.tok, size, n)
 	}
 	return max(0, min(n, a.Tokens, b.Tokens))
+}
+
+// prefixLen is engine.TextLen(b.Text[:i]): where the block's length is
+// known and i is past the text's middle, that less the rest's, unless an
+// encoded run might hold i (the byte before i would be its mark or a digit).
+func prefixLen(b *Block, i int) int {
+	if b.textLen > 0 && 2*i > len(b.Text) {
+		if i == len(b.Text) {
+			return b.textLen
+		}
+		if c := b.Text[i-1]; c < 0x80 || 0xC0 <= c && c < 0xFF {
+			return b.textLen - engine.TextLen(b.Text[i:])
+		}
+	}
+	return engine.TextLen(b.Text[:i])
 }
 
 // commonPrefixRuns is the common prefix of a and b, their runs written out:
