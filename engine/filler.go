@@ -51,6 +51,11 @@ func parseRun(s string) (n, size int) {
 		// summaries' cut lines.
 		return int(s[1]&63)<<6 | int(s[2]&63), 4
 	}
+	return parseRunDigits(s)
+}
+
+// parseRunDigits is parseRun a digit at a time, for any number of digits.
+func parseRunDigits(s string) (n, size int) {
 	if len(s) < 3 || s[0] != runMark || s[1] == 0x80 {
 		return 0, 0
 	}
