@@ -41,12 +41,7 @@ type regionPolicy struct {
 
 	callEvent map[string]string // tool call id -> tool_result event id
 	refetched map[string]bool   // call ids of refetch calls
-	// recent holds the latest tool calls (recent[(nrecent-1)%len] the
-	// newest): the blocks of most calls are converted at the request that
-	// follows them, and find them here without two string-keyed map lookups.
-	recent  [16]recentCall
-	nrecent int
-	regions map[string]*regionState
+	regions   map[string]*regionState
 	// The states region last returned, the latest first: a region's blocks
 	// come in a row, and a request's new ones mostly from two regions in
 	// turn (a chunk of a system region, then messages).
@@ -111,22 +106,6 @@ func (p *regionPolicy) region(name string) *regionState {
 	}
 	p.last = [2]*regionState{rs, p.last[0]}
 	return rs
-}
-
-// recentCall is a tool call as callEvent and refetched know it.
-type recentCall struct {
-	id, event string // event is "" until the call's result is observed
-	refetched bool
-}
-
-// recentCall returns the newest of the recent calls with the id, or nil.
-func (p *regionPolicy) recentCall(id string) *recentCall {
-	for i := p.nrecent - 1; i >= max(0, p.nrecent-len(p.recent)); i-- {
-		if c := &p.recent[i%len(p.recent)]; c.id == id {
-			return c
-		}
-	}
-	return nil
 }
 
 // hashSet is a set of content hashes by open addressing: they are XXH64
@@ -381,14 +360,9 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		p.calls = calls
 		for i, c := range ev.ToolCalls {
 			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
-			refetched := p.env.refetching
-			if refetched {
+			if p.env.refetching {
 				p.refetched[c.ID] = true
-			} else if len(p.refetched) > 0 {
-				refetched = p.refetched[c.ID]
 			}
-			p.recent[p.nrecent%len(p.recent)] = recentCall{id: c.ID, refetched: refetched}
-			p.nrecent++
 		}
 		text := ev.Text
 		if text == "" && ev.Size > 0 {
@@ -400,9 +374,6 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		p.callEvent[ev.CallID] = ev.ID
-		if c := p.recentCall(ev.CallID); c != nil {
-			c.event = ev.ID
-		}
 		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: p.content(ev), IsError: ev.IsError})
 		p.check("tool result", err)
 	case trace.KindContextOp:
@@ -458,18 +429,10 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		text = engine.ExpandFiller(text)
 	}
 	evID, isEvent := "", false
-	var call *recentCall
-	if eb.ToolCallID != "" {
-		call = p.recentCall(eb.ToolCallID)
-	}
 	switch eb.Type {
 	case engine.BlockToolResult:
 		kind = BlockToolResult
-		if call != nil && call.event != "" {
-			evID, isEvent = call.event, true
-		} else {
-			evID, isEvent = p.callEvent[eb.ToolCallID]
-		}
+		evID, isEvent = p.callEvent[eb.ToolCallID]
 	case engine.BlockToolUse:
 		kind = BlockAssistant
 		text = p.arena.toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
@@ -518,9 +481,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if eb.Role == engine.RoleSystem && rs.kind == engine.KindPinned {
 		b.exempt = true // instructions and the task, as for flat policies
 	}
-	if call != nil {
-		b.Refetched = b.Refetched || call.refetched
-	} else if eb.ToolCallID != "" && len(p.refetched) > 0 && p.refetched[eb.ToolCallID] {
+	if eb.ToolCallID != "" && len(p.refetched) > 0 && p.refetched[eb.ToolCallID] {
 		b.Refetched = true
 	}
 	return b
