@@ -471,7 +471,10 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		b.ID = evID
 		p.env.record(b)
 	} else {
-		b.ID = p.arena.regionBlockID(eb.Region, eb.Hash)
+		if p.env.series {
+			// Only a sink reads the ids of blocks no event made.
+			b.ID = p.arena.regionBlockID(eb.Region, eb.Hash)
+		}
 		if rs.seen.add(eb.Hash) {
 			p.env.arrived += int64(b.Tokens)
 		}
