@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -72,6 +73,10 @@ type regionPolicy struct {
 	// from arena: the engine drops them long before the run ends).
 	standIns textArena
 	calls    []engine.ToolCall // reused by every assistant turn
+	// The trigrams of the pointers to the region last named by one (see
+	// pointerBlock): its name as the pointer has it, and their fixed parts'.
+	ptrName string
+	ptrSig  gramSig
 }
 
 // regionState is what converting blocks keeps of one region.
@@ -435,7 +440,6 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		evID, isEvent = p.callEvent[eb.ToolCallID]
 	case engine.BlockToolUse:
 		kind = BlockAssistant
-		text = p.arena.toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
 	default:
 		switch eb.Role {
 		case engine.RoleUser:
@@ -464,7 +468,9 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 			b.prior = min(sharedTokens(p.env.tok, oldSize, old.Tokens), b.Tokens)
 		}
 		rs.chunk = b
-	} else {
+	} else if eb.Type == engine.BlockToolUse {
+		b = p.toolUseBlock(eb, key)
+	} else if b = p.pointerBlock(eb, text, key); b == nil {
 		b = p.env.makeBlockSigned(kind, "", text, 0, nil, key)
 	}
 	if isEvent {
@@ -719,6 +725,68 @@ func appendKept(blocks []*Block, add ...*Block) []*Block {
 	return blocks
 }
 
+// The trigrams across a pointer's preview, one run of filler, and what ends
+// it: "]", or "…]" when the result is longer than the preview.
+var (
+	pointerEnd    = sigOf(": " + fillerMark[:3] + "]")
+	pointerEndCut = sigOf(": " + fillerMark[:3] + "…]")
+)
+
+// pointerBlock makes the block of a tool result's pointer (see pointerHead)
+// whose preview is one run of filler, as makeBlockSigned would, or returns
+// nil for any other text: its segments, the pointer, the run and its end,
+// are counted from their lengths, and only the trigrams around its number
+// are hashed, the rest taken from the last region's (nearly every pointer
+// names the same) and the constant end's.
+func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *Block {
+	const ab = len(pointerHead) + len(pointerA) + len(pointerB)
+	if eb.Type != engine.BlockToolResult || len(text) < ab || text[:len(pointerHead)] != pointerHead {
+		return nil
+	}
+	i := len(pointerHead)
+	for i < len(text) && '0' <= text[i] && text[i] <= '9' {
+		i++
+	}
+	if !strings.HasPrefix(text[i:], pointerA) {
+		return nil
+	}
+	j := i + len(pointerA)
+	k := strings.IndexByte(text[j:], pointerB[0])
+	if k < 0 || !strings.HasPrefix(text[j+k:], pointerB) {
+		return nil
+	}
+	e := j + k + len(pointerB) // the preview's start
+	run, size := engine.FillerAt(text[e:])
+	end := text[e+size:]
+	if size == 0 || end != "]" && end != "…]" || e+len(end) > sigMaxBytes {
+		return nil
+	}
+	if name := text[j-2 : j+k+2]; name != p.ptrName {
+		// A name with filler in it would be more segments.
+		if strings.IndexByte(name, 0xFF) >= 0 || literalRun(name, 0) < len(name) {
+			return nil
+		}
+		p.ptrName, p.ptrSig = name, pointerSig
+		p.ptrSig.add(name) // across A's end, the region's name, across B's start
+	}
+	var n int
+	if bp, ok := p.env.tok.(bytesPer); ok {
+		n = bp.CountBytes(e) + bp.CountBytes(run) + bp.CountBytes(len(end))
+	} else {
+		n = p.env.tok.Count(text[:e]) + p.env.tok.CountBytes(run) + p.env.tok.Count(end)
+	}
+	b := p.env.makeBlock(BlockToolResult, "", text, 0, nil, key, n)
+	sig := p.ptrSig
+	sig.add(text[len(pointerHead)-2 : i+2]) // across the head's end, the number, across A's start
+	if len(end) > 1 {
+		sig = sig.union(pointerEndCut)
+	} else {
+		sig = sig.union(pointerEnd)
+	}
+	b.sig, b.sigState, b.textLen = sig, 1, e+run+len(end)
+	return b
+}
+
 // textArena hands out the bytes of the strings a conversion builds (block
 // ids, tool-use texts) from a shared buffer, so that each is not its own
 // allocation (they were a fifth of a run's allocations). Bytes handed out
@@ -777,19 +845,56 @@ func hexDigits(x uint32) uint64 {
 // (id and name Go-quoted).
 func toolUseText(id, name string, args []byte) string {
 	var a textArena
-	return a.toolUseText(id, name, args)
+	text, _ := a.toolUseText(id, name, args)
+	return text
 }
 
-func (a *textArena) toolUseText(id, name string, args []byte) string {
+// The fixed parts of a tool call's text.
+const (
+	toolUseHead = "<tool_use id="
+	toolUseName = " name="
+	toolUseTail = "</tool_use>"
+)
+
+// toolUseSig holds the trigrams within the fixed parts of a tool call's text.
+var toolUseSig = sigOf(toolUseHead).union(sigOf(toolUseName)).union(sigOf(toolUseTail))
+
+// toolUseText also returns where the quoted id ends in the text.
+func (a *textArena) toolUseText(id, name string, args []byte) (text string, idEnd int) {
 	b := a.room(len(id) + len(name) + len(args) + 40)
-	b = append(b, "<tool_use id="...)
+	b = append(b, toolUseHead...)
 	b = appendQuote(b, id)
-	b = append(b, " name="...)
+	idEnd = len(b)
+	b = append(b, toolUseName...)
 	b = appendQuote(b, name)
 	b = append(b, '>')
 	b = append(b, args...)
-	b = append(b, "</tool_use>"...)
-	return a.finish(b)
+	b = append(b, toolUseTail...)
+	return a.finish(b), idEnd
+}
+
+// toolUseBlock makes the block of a tool call, as makeBlockSigned would:
+// unless its args hold filler (the quoted id and name cannot hold a byte
+// 0xFF, nor a run of filler that reaches past their quotes), its text is
+// one plain segment, counted from its length, and signed from the trigrams
+// of the parts that vary, those within the fixed parts taken from toolUseSig.
+func (p *regionPolicy) toolUseBlock(eb *engine.Block, key uint64) *Block {
+	text, idEnd := p.arena.toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
+	if len(text) > sigMaxBytes || literalRun(text, 0) < len(text) || bytes.IndexByte(eb.Args, 0xFF) >= 0 {
+		return p.env.makeBlockSigned(BlockAssistant, "", text, 0, nil, key)
+	}
+	var n int
+	if bp, ok := p.env.tok.(bytesPer); ok {
+		n = bp.CountBytes(len(text))
+	} else {
+		n = p.env.tok.Count(text)
+	}
+	b := p.env.makeBlock(BlockAssistant, "", text, 0, nil, key, n)
+	sig := toolUseSig
+	sig.add(text[len(toolUseHead)-2 : idEnd+2])                                // across the head's end, the id, across the name's start
+	sig.addLong(text[idEnd+len(toolUseName)-2 : len(text)-len(toolUseTail)+2]) // across the name's end, the name and args, across the tail's start
+	b.sig, b.sigState, b.textLen = sig, 1, len(text)
+	return b
 }
 
 // appendQuote is strconv.AppendQuote, without its rune decoding for the

@@ -181,3 +181,50 @@ func FuzzSearchText(f *testing.F) {
 		}
 	})
 }
+
+// Tool calls and pointers, made from their templates, are counted and
+// signed as makeBlockSigned counts and signs any text; a pointer that does
+// not fit its template is left to it.
+func TestTemplateBlocks(t *testing.T) {
+	bpe, err := NewTokenizer("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(got, want *Block) bool {
+		return got.Tokens == want.Tokens && got.sig == want.sig && got.sigState == want.sigState && got.textLen == want.textLen
+	}
+	run := func(n int) string { return string(engine.AppendFiller(nil, n)) }
+	fast := 0
+	for _, tok := range []Tokenizer{mustTok(t), bytesPer{"bytes/3.5", 3.5}, bpe} {
+		p := &regionPolicy{env: &env{tok: tok}}
+		for _, id := range []string{"c1234", "", "x\xff~", strings.Repeat(fillerByte, 20), `a"b`} {
+			for _, args := range []string{"", `{"path":"a/b"}`, "a" + run(40) + "b", strings.Repeat(fillerByte, 17), "\xff", strings.Repeat("x", 2100)} {
+				got := p.toolUseBlock(&engine.Block{ToolCallID: id, ToolName: "read_file", Args: []byte(args)}, 1)
+				if want := p.env.makeBlockSigned(BlockAssistant, "", got.Text, 0, nil, 1); !same(got, want) {
+					t.Errorf("tool call %.40q: %d tokens, signed %v; want %d, %v", got.Text, got.Tokens, got.sig, want.Tokens, want.sig)
+				}
+			}
+		}
+		for _, num := range []string{"", "1234"} {
+			for _, name := range []string{"codebase", "", "a'b", "x\xffy", strings.Repeat(fillerByte, 20), "codebase"} {
+				for _, preview := range []string{"", "a", run(160), run(64) + "x", "\n" + run(100)} {
+					for _, end := range []string{"]", "…]", "", "x]"} {
+						text := pointerHead + num + pointerA + name + pointerB + preview + end
+						want := p.env.makeBlockSigned(BlockToolResult, "", text, 0, nil, 1)
+						got := p.pointerBlock(&engine.Block{Type: engine.BlockToolResult}, text, 1)
+						if got == nil {
+							continue
+						}
+						fast++
+						if !same(got, want) {
+							t.Errorf("pointer %.60q: %d tokens, signed %v; want %d, %v", text, got.Tokens, got.sig, want.Tokens, want.sig)
+						}
+					}
+				}
+			}
+		}
+	}
+	if fast != 3*2*3*2 {
+		t.Errorf("%d pointers made from their template, want %d", fast, 3*2*3*2)
+	}
+}
