@@ -120,6 +120,12 @@ func (c *Context) appendHistory(h *region, se *entry) {
 			c.stampEntry(fe)
 			h.appendEntry(fe)
 			c.total += fe.tokens
+			if sc := &c.sumSc; fe.content == folded && len(fe.lines) == len(sc.at) {
+				// Where its lines start in it, for the next fold to copy
+				// them in runs.
+				sc.fold.text = fe.content
+				sc.fold.at, sc.at = sc.at, sc.fold.at[:0]
+			}
 			c.emit(Event{Kind: EventRecompact, Region: h.name, Tokens: in, Entries: n + 1, InputTokens: in, OutputTokens: fe.tokens, Message: "compact_history full: summaries folded into one"})
 			return
 		}
@@ -329,6 +335,8 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 		counter = BytesPerFour{}
 	}
 	buf, starts := sc.lines[:0], sc.starts[:0]
+	var src string // the folded summary, if its lines' starts are known
+	var srcAt []int32
 	all := true
 	for _, e := range entries {
 		if !e.scanned && e.summarised {
@@ -342,6 +350,9 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 		// has no repeats and comes first, so its lines are taken as they
 		// are, and only the later entries' lines are looked for in it.
 		buf, starts = sc.foldLines(buf, starts, entries)
+		if f := entries[0]; f.content == sc.fold.text && len(f.lines) == len(sc.fold.at) {
+			src, srcAt = f.content, sc.fold.at
+		}
 	} else {
 		for _, e := range entries {
 			starts = append(starts, int32(len(buf)))
@@ -356,7 +367,7 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 	for _, e := range entries {
 		e.summarised = true
 	}
-	s, err := sc.pick(region, maxTokens, counter, buf, starts, true)
+	s, err := sc.pick(region, maxTokens, counter, buf, starts, true, src, srcAt)
 	// Emptied so that the buffers hold no content between calls.
 	clear(buf)
 	sc.lines, sc.starts = buf, starts

@@ -265,7 +265,7 @@ func TestFillerSummaryLines(t *testing.T) {
 			for _, l := range buf {
 				out[k] = append(out[k], line(l))
 			}
-			s, err := sc.pick("r", budget, BytesPerFour{}, buf, starts, true)
+			s, err := sc.pick("r", budget, BytesPerFour{}, buf, starts, true, "", nil)
 			out[k] = append(out[k], ExpandFiller(s), fmt.Sprint(err))
 			for _, l := range sc.made {
 				out[k] = append(out[k], line(l))
@@ -316,7 +316,7 @@ func TestFillerSummaryFold(t *testing.T) {
 			var sums [][]sumLine
 			for j, content := range contents[k] {
 				buf, starts := scanTexts(&sc, content)
-				s, _ := sc.pick("r", budgets[j], BytesPerFour{}, buf, starts, true)
+				s, _ := sc.pick("r", budgets[j], BytesPerFour{}, buf, starts, true, "", nil)
 				out[k] = append(out[k], ExpandFiller(s))
 				sums = append(sums, sc.made)
 			}
@@ -327,7 +327,7 @@ func TestFillerSummaryFold(t *testing.T) {
 				buf = sc.seen.appendNew(buf, ls)
 			}
 			sc.seen.reset()
-			s, _ := sc.pick("h", budgets[4], BytesPerFour{}, buf, starts, true)
+			s, _ := sc.pick("h", budgets[4], BytesPerFour{}, buf, starts, true, "", nil)
 			out[k] = append(out[k], ExpandFiller(s))
 			for _, l := range sc.made {
 				out[k] = append(out[k], line(l))

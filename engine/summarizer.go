@@ -52,7 +52,7 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	sc.lines = sc.scanLines(canonicalRuns(req.Content), counter, &sc.scanSeen, sc.lines[:0])
 	sc.scanSeen.reset()
 	sc.starts = append(sc.starts[:0], 0)
-	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.lines, sc.starts, false)
+	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.lines, sc.starts, false, "", nil)
 	// Emptied so that the buffers hold no content between calls.
 	clear(sc.lines)
 	return s, err
@@ -119,6 +119,13 @@ type sumScratch struct {
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
 	madeText string
+	flags    []uint8 // pick: foldClasses' flags
+	// The last folded summary stored (appendHistory), and where each of
+	// its lines starts in it, for the next fold (pick's src).
+	fold struct {
+		text string
+		at   []int32
+	}
 	// The summary lines of the last two headers made (a region and its
 	// history take turns). Counted with the Context's counter; a
 	// Summarize call makes none.
@@ -482,16 +489,36 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 // lines, each entry's starting at its starts; no line is in two) in their
 // order, within the budget: the Extractive summary. It adds the block-start
 // bonus to cands' scores. If made, it leaves the summary's own
-// lines, as scanLines would find them, in sc.made.
-func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, cands []sumLine, starts []int32, made bool) (string, error) {
+// lines, as scanLines would find them, in sc.made, and where each starts
+// in it in sc.at.
+//
+// src is "" or the first entry's text, a summary pick made whose lines
+// (cands up to starts[1]) start in it at srcAt: a fold's folded summary.
+// Its lines are most of a fold's and nearly all are kept, so they are
+// taken by score class (foldClasses) and copied in runs, not one by one.
+func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, cands []sumLine, starts []int32, made bool, src string, srcAt []int32) (string, error) {
 	sc.made, sc.madeText = nil, ""
 	header := "[summary of " + region + "]"
 	budget := maxTokens - counter.Count(header+"\n")
 	if budget <= 0 {
 		return "", errors.New("summary budget too small")
 	}
+	// cands[1:nsrc] are src's lines but its header: no bonus is theirs.
+	var fc foldClasses
+	nsrc := 0
+	if made && src != "" && len(starts) > 1 && starts[0] == 0 && int(starts[1]) == len(srcAt) && len(srcAt) > 1 {
+		sc.flags = slices.Grow(sc.flags[:0], len(srcAt))[:len(srcAt)]
+		fc.flags = sc.flags
+		if fc.count(cands, srcAt, header) {
+			nsrc = len(srcAt)
+		}
+	}
 	firstOfBlock, g := true, 0
-	for i := range cands {
+	for i := 0; i < len(cands); i++ {
+		if i == 1 && nsrc > 1 {
+			i = nsrc - 1
+			continue
+		}
 		for g < len(starts) && int(starts[g]) == i {
 			firstOfBlock = true // entries are joined by a blank line
 			g++
@@ -505,18 +532,24 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	if len(cands) == 0 {
 		return "", errNothingToSummarise
 	}
-	order := sortByScore(sc.order[:0], cands)
-	sc.order = order
 	keep := slices.Grow(sc.keep[:0], len(cands))[:len(cands)]
 	clear(keep)
 	sc.keep = keep
 	used, bytes, kept := 0, len(header), 0
-	for _, i := range order {
-		if c := &cands[i]; used+int(c.tokens) <= budget {
-			keep[i] = true
-			used += int(c.tokens)
-			bytes += c.size()
-			kept++
+	var order []int32
+	if nsrc > 1 && !fc.keep(cands, nsrc, keep, budget, &used, &bytes, &kept) {
+		nsrc = 0
+	}
+	if nsrc <= 1 {
+		order = sortByScore(sc.order[:0], cands)
+		sc.order = order
+		for _, i := range order {
+			if c := &cands[i]; used+int(c.tokens) <= budget {
+				keep[i] = true
+				used += int(c.tokens)
+				bytes += c.size()
+				kept++
+			}
 		}
 	}
 	made = made && used > 0
@@ -534,11 +567,8 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		lines = append(lines, h)
 		at = append(at, 0)
 	}
-	for i := range cands {
-		c := &cands[i]
-		if !keep[i] {
-			continue
-		}
+	// put writes kept candidate c, and its summary line if made.
+	put := func(c *sumLine) {
 		b.WriteByte('\n')
 		from := b.Len()
 		b.WriteString(c.key[:c.cut])
@@ -550,7 +580,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			b.WriteString("…")
 		}
 		if !made {
-			continue
+			return
 		}
 		if int(c.cut) == len(c.key) {
 			// The line itself, scored when it was scanned; its key is
@@ -566,15 +596,60 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 				lines = append(lines, l)
 				at = append(at, int32(from))
 			}
-			continue
+			return
 		}
 		if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
 			lines = append(lines, l)
 			at = append(at, int32(from))
 		}
 	}
+	for i := 0; i < len(cands); i++ {
+		if i == 1 && nsrc > 1 {
+			// src's kept lines: most are the line itself and follow each
+			// other in src as put writes them, and are their own summary
+			// lines (no bonus was added to them): they go in runs.
+			seg := 1 // the run cands[seg:i] is yet to be written
+			for ; i <= nsrc; i++ {
+				f := uint8(flagPut) // the end of the lines
+				if i < nsrc {
+					if f = fc.flags[i]; f == 0 {
+						continue
+					}
+				}
+				if seg < i {
+					q, end := int(srcAt[seg])-1, int(srcAt[i-1])+len(cands[i-1].key)
+					d := int32(b.Len() - q)
+					b.WriteString(src[q:end])
+					lines = append(lines, cands[seg:i]...)
+					for _, a := range srcAt[seg:i] {
+						at = append(at, a+d)
+					}
+				}
+				switch {
+				case f&flagDrop != 0:
+					seg = i + 1
+				case f&flagPut != 0:
+					if i < nsrc {
+						put(&cands[i])
+					}
+					seg = i + 1
+				default: // flagRun
+					seg = i
+				}
+			}
+			i = nsrc - 1
+			continue
+		}
+		if keep[i] {
+			put(&cands[i])
+		}
+	}
 	sc.at = at
 	if used == 0 {
+		if order == nil {
+			order = sortByScore(sc.order[:0], cands)
+			sc.order = order
+		}
 		// Not even one line fits: keep the head of the best line.
 		b.WriteByte('\n')
 		b.WriteString(truncateUTF8(cands[order[0]].text(), max(budget*4-4, 0)))
@@ -590,6 +665,112 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		sc.made, sc.madeText = lines, s
 	}
 	return s, nil
+}
+
+// foldClasses are a folded summary's lines (but its header) by score:
+// their tokens, their bytes in a summary and their number, and which
+// classes a fold keeps whole; and what stops a run of them (flags).
+type foldClasses struct {
+	tokens, bytes, n [maxScore + 1]int
+	all              [maxScore + 1]bool
+	flags            []uint8 // by index in cands
+}
+
+// maxScore is the highest score of a line, the block-start bonus added.
+const maxScore = 12 + 4
+
+// What stops a run of a folded summary's lines.
+const (
+	flagRun  = 1 << iota // a run starts at the line: it does not follow the one before in src
+	flagPut              // the line is not itself in a summary, or is a repeat if it is: pick puts it
+	flagDrop             // the line is not kept
+)
+
+// count adds up the lines cands[1:len(at)], which start in src at at, by
+// score and flags them. It reports whether they are as pick made them (no
+// bonus, and no first line, which would take one).
+func (fc *foldClasses) count(cands []sumLine, at []int32, header string) bool {
+	end := int32(-1) // where the line before ends in src, if it is not put
+	for i := 1; i < len(at); i++ {
+		l := &cands[i]
+		if l.first || l.bonus || l.score < 0 || l.score > maxScore {
+			return false
+		}
+		fc.tokens[l.score] += int(l.tokens)
+		fc.bytes[l.score] += l.size()
+		fc.n[l.score]++
+		var f uint8
+		switch {
+		case int(l.cut) != len(l.key) || l.key == header || strings.HasSuffix(l.key, "…"):
+			f, end = flagPut, -1
+		case at[i]-1 != end:
+			f = flagRun
+			fallthrough
+		default:
+			end = at[i] + int32(len(l.key))
+		}
+		fc.flags[i] = f
+	}
+	return true
+}
+
+// keep is pick's choice for cands whose lines 1 to nsrc are counted in fc:
+// by score, highest first, and in their order within a score, each line
+// that fits is kept. The counted lines of a score come together, so if they
+// all fit they are kept at once (fc.all); else those left out are flagged.
+// It adds the tokens, bytes and lines kept to used, size and kept; false
+// (and nothing done) if a score of the other lines is out of its range.
+func (fc *foldClasses) keep(cands []sumLine, nsrc int, keep []bool, budget int, used, size, kept *int) bool {
+	// The scores of the other lines.
+	if s := cands[0].score; s < 0 || s > maxScore {
+		return false
+	}
+	var present uint32
+	for i := nsrc; i < len(cands); i++ {
+		s := cands[i].score
+		if s < 0 || s > maxScore {
+			return false
+		}
+		present |= 1 << s
+	}
+	take := func(i int) bool {
+		c := &cands[i]
+		if *used+int(c.tokens) > budget {
+			return false
+		}
+		keep[i] = true
+		*used += int(c.tokens)
+		*size += c.size()
+		*kept++
+		return true
+	}
+	for s := int32(maxScore); s >= 0; s-- {
+		if cands[0].score == s {
+			take(0)
+		}
+		if fc.n[s] > 0 {
+			if *used+fc.tokens[s] <= budget {
+				fc.all[s] = true
+				*used += fc.tokens[s]
+				*size += fc.bytes[s]
+				*kept += fc.n[s]
+			} else {
+				for i := 1; i < nsrc; i++ {
+					if cands[i].score == s && !take(i) {
+						fc.flags[i] |= flagDrop
+					}
+				}
+			}
+		}
+		if present&(1<<s) != 0 {
+			for i := nsrc; i < len(cands); i++ {
+				if cands[i].score == s {
+					take(i)
+				}
+			}
+		}
+	}
+	return true
 }
 
 // size is the bytes the line takes in a summary, with the newline before it.

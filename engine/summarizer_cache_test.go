@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -112,5 +113,92 @@ func TestSummaryLinesMatchScan(t *testing.T) {
 	}
 	if made < 10 {
 		t.Errorf("only %d summaries came with their lines", made)
+	}
+}
+
+// A fold takes the folded summary's lines by score class and copies them in
+// runs (pick's src); it must fold as the line-by-line path does. Two windows
+// take the same summaries, the second never told where a folded summary's
+// lines start.
+func TestFoldByClassMatchesLineByLine(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	facts := []string{"value-%d-%x", "fact-%d-%x", "plain words", "[summary of h]", "[summary of r]", "note: %d %d", "end…", "a" + strings.Repeat("𝄞", 200), "a" + strings.Repeat("𝄞", 99) + "…"}
+	text := func() string {
+		var parts []string
+		for range 1 + r.IntN(4) {
+			a, _ := fillerText(r)
+			parts = append(parts, a)
+			for range r.IntN(4) {
+				f := facts[r.IntN(len(facts))]
+				if strings.Contains(f, "%") {
+					f = fmt.Sprintf(f, r.IntN(50), r.IntN(1<<12))
+				}
+				parts = append(parts, f)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	fast := 0
+	for trial := range 600 {
+		maxTokens := 60 + r.IntN(600)
+		hmax := maxTokens + r.IntN(maxTokens)
+		var cs [2]*Context
+		var hs [2]*region
+		for k := range cs {
+			cs[k] = &Context{counter: BytesPerFour{}, sum: Extractive{}, bp: &Blueprint{Compaction: CompactionConfig{MaxSummaryTokens: maxTokens}}}
+			hs[k] = &region{def: &RegionDef{}, name: "h", kind: KindCompactHistory, max: hmax, dirtyFrom: -1, changedFrom: -1}
+		}
+		for step := range 12 {
+			var contents []string
+			for range 1 + r.IntN(5) {
+				contents = append(contents, text())
+			}
+			budget := 20 + r.IntN(300)
+			raw := r.IntN(4) == 0
+			var got [2]string
+			for k, c := range cs {
+				var ents []*entry
+				for _, s := range contents {
+					ents = append(ents, c.newEntry(EntryText, s))
+				}
+				if k == 0 && c.sumSc.fold.text != "" && len(hs[k].entries) > 0 && hs[k].entries[0].content == c.sumSc.fold.text {
+					fast++
+				}
+				if raw {
+					// Not a summary: a fold scans its lines, long ones
+					// uncut.
+					e := c.newEntry(EntryText, contents[0]+"\na"+strings.Repeat("𝄞", 200))
+					e.summarised = true
+					c.appendHistory(hs[k], e)
+				} else {
+					s, err := c.extractive("r", ents, budget)
+					if err != nil {
+						break
+					}
+					c.appendHistory(hs[k], c.summaryEntry(s))
+				}
+				if k == 1 {
+					c.sumSc.fold.text = "" // line by line
+				}
+				var sb strings.Builder
+				for _, e := range hs[k].entries {
+					fmt.Fprintf(&sb, "%d %q\n", e.tokens, e.content)
+					for _, l := range e.lines {
+						fmt.Fprintf(&sb, "  %+v\n", l)
+					}
+				}
+				for _, ev := range c.Drain() {
+					fmt.Fprintf(&sb, "%+v\n", ev)
+				}
+				got[k] = sb.String()
+			}
+			if got[0] != got[1] {
+				a, b := nearFirstDifference(got[0], got[1])
+				t.Fatalf("trial %d step %d: by class\n%.1500s\nline by line\n%.1500s", trial, step, a, b)
+			}
+		}
+	}
+	if fast < 500 {
+		t.Errorf("only %d folds took their lines by class", fast)
 	}
 }

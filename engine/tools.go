@@ -151,10 +151,7 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		routed.Outcome = RoutedHidden
 		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, previewOf(content))
 	case out == RoutedWhole:
-		if rc.mid == "" {
-			rc.mid = pointerMid(target)
-		}
-		ptr, size = c.wholePointer(full, rc.mid, content)
+		ptr, size = c.wholePointer(full, rc, content)
 	case out == RoutedTruncated:
 		preview := previewOf(content)
 		omitted := runeCount(content) - runeCount(e.content)
@@ -179,6 +176,10 @@ type route struct {
 	capTokens int     // 0: no cap
 	files     *region // the file-tracking hashmap, if tracking is on
 	mid       string  // pointerMid(target), once needed
+	// The end of a whole result's pointer after its tokens when the result
+	// starts with a run of more than 160 bytes (most): mid, then 160 bytes
+	// of the run, once needed.
+	runEnd string
 }
 
 // resolveRoute resolves tool's routing (ENGINE.md §8), or returns the last
@@ -246,42 +247,62 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 	return fmt.Sprintf("\n'%s' is a context region, not a file - its contents are already in this prompt, under the '%s' heading. Read them there rather than through a tool.", base, base)
 }
 
-// wholePointer is the pointer left for a result stored whole, and its
-// TextLen (so that its entry need not measure it again). It is written for
-// nearly every routed result: it is cut from a slab shared by many (a
-// Builder only appends, so the pointers cut from it stay as they are). It
-// is written in four pieces, the region's part (mid, pointerMid) made once
-// per route: each write is inlined, and as many as the pointer has parts
-// were most of the instruction-cache misses of routing a result.
-func (c *Context) wholePointer(tokens int, mid, content string) (ptr string, textLen int) {
+// wholePointer is the pointer left for a result stored whole in rc's
+// region, and its TextLen (so that its entry need not measure it again). It
+// is written for nearly every routed result: it is cut from a slab shared
+// by many (a Builder only appends, so the pointers cut from it stay as they
+// are). It is written in pieces, the route's made once (mid, and runEnd for
+// the results that start with a long run, most of them): each write is
+// inlined, and as many as the pointer has parts were most of the
+// instruction-cache misses of routing a result.
+func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr string, textLen int) {
 	const p1 = "[output ("
-	head, tail, cut := previewParts(content)
+	if rc.mid == "" {
+		rc.mid = pointerMid(rc.target)
+	}
 	var num [32]byte
 	n := strconv.AppendInt(append(num[:0], p1...), int64(tokens), 10)
+	if k, size := parseRun(content); size > 0 && k > 160 {
+		// The preview is 160 bytes of the run, cut (previewParts).
+		if rc.runEnd == "" {
+			rc.runEnd = rc.mid + string(AppendFiller(nil, 160)) + "…]"
+		}
+		sb := c.pointerRoom(len(n) + len(rc.runEnd))
+		from := sb.Len()
+		sb.Write(n)
+		sb.WriteString(rc.runEnd)
+		return sb.String()[from:], len(n) + len(rc.mid) + 160 + len("…]")
+	}
+	head, tail, cut := previewParts(content)
 	var run [16]byte
 	end := AppendFiller(run[:0], tail)
 	if cut {
 		end = append(end, "…"...)
 	}
 	end = append(end, ']')
-	size := len(n) + len(mid) + len(head) + len(end)
 	// Its length written out, for its entry's tokens: end's filler is tail
 	// bytes of it.
-	textLen = len(n) + len(mid) + TextLen(head) + tail + len("]")
+	textLen = len(n) + len(rc.mid) + TextLen(head) + tail + len("]")
 	if cut {
 		textLen += len("…")
 	}
+	sb := c.pointerRoom(len(n) + len(rc.mid) + len(head) + len(end))
+	from := sb.Len()
+	sb.Write(n)
+	sb.WriteString(rc.mid)
+	sb.WriteString(head)
+	sb.Write(end)
+	return sb.String()[from:], textLen
+}
+
+// pointerRoom is the slab pointers are cut from, with room for size bytes.
+func (c *Context) pointerRoom(size int) *strings.Builder {
 	sb := &c.pointers
 	if sb.Cap()-sb.Len() < size {
 		*sb = strings.Builder{}
 		sb.Grow(max(size, pointerSlabBytes))
 	}
-	from := sb.Len()
-	sb.Write(n)
-	sb.WriteString(mid)
-	sb.WriteString(head)
-	sb.Write(end)
-	return sb.String()[from:], textLen
+	return sb
 }
 
 // pointerMid is the part of a whole result's pointer that names its region.
