@@ -1469,6 +1469,15 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 		k = max(k, 0)
 		if k < len(rd.msgStarts) {
 			from = rd.msgStarts[k]
+			// Unless it ends there and nothing merges into it (a tool
+			// result after a tool result): then it is kept too.
+			end := rd.count
+			if k+1 < len(rd.msgStarts) {
+				end = rd.msgStarts[k+1]
+			}
+			if end == dirty && dirty <= len(r.entries) && (dirty == len(r.entries) || r.entries[dirty-1].kind != EntryToolResult || r.entries[dirty].kind != EntryToolResult) {
+				k, from = k+1, dirty
+			}
 		}
 	}
 	// Assemble copies the messages out, so the slice is reused; the blocks
