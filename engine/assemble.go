@@ -187,6 +187,7 @@ type rendered struct {
 	// that holds the chunks one after another), hashed up to hashed bytes
 	// of it, with headTokens for its heading and tailSum for its entries.
 	at, hashed, headTokens, tailSum int
+	cont                            string // the heading of every chunk but the first
 	// Sliding windows: the first entry of each message in msgs, and what
 	// finishMessages needs to know of msgs, kept as they are built; the
 	// leading messages the last render kept as they were.
@@ -1197,12 +1198,17 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		switch {
 		case label && first:
 			return labelled(r, "")
-		case label:
-			return "## " + r.name + " (continued)\n"
 		case first:
 			return "[" + r.name + "]:\n"
 		}
-		return "[" + r.name + " continued]:\n"
+		// Made once, not per chunk.
+		if r.rend.cont == "" {
+			r.rend.cont = "[" + r.name + " continued]:\n"
+			if label {
+				r.rend.cont = "## " + r.name + " (continued)\n"
+			}
+		}
+		return r.rend.cont
 	}
 	r.rend.stamp = r.newestStamp()
 	if r.def.Volatility != VolatilityGrows {
