@@ -187,6 +187,7 @@ type rendered struct {
 	// that holds the chunks one after another), hashed up to hashed bytes
 	// of it, with headTokens for its heading and tailSum for its entries.
 	at, hashed, headTokens, tailSum int
+	cont                            string // the heading of every chunk but the first
 	// Sliding windows: the first entry of each message in msgs, and what
 	// finishMessages needs to know of msgs, kept as they are built; the
 	// leading messages the last render kept as they were.
@@ -1197,12 +1198,17 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		switch {
 		case label && first:
 			return labelled(r, "")
-		case label:
-			return "## " + r.name + " (continued)\n"
 		case first:
 			return "[" + r.name + "]:\n"
 		}
-		return "[" + r.name + " continued]:\n"
+		// Made once, not per chunk.
+		if r.rend.cont == "" {
+			r.rend.cont = "[" + r.name + " continued]:\n"
+			if label {
+				r.rend.cont = "## " + r.name + " (continued)\n"
+			}
+		}
+		return r.rend.cont
 	}
 	r.rend.stamp = r.newestStamp()
 	if r.def.Volatility != VolatilityGrows {
@@ -1469,6 +1475,15 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 		k = max(k, 0)
 		if k < len(rd.msgStarts) {
 			from = rd.msgStarts[k]
+			// Unless it ends there and nothing merges into it (a tool
+			// result after a tool result): then it is kept too.
+			end := rd.count
+			if k+1 < len(rd.msgStarts) {
+				end = rd.msgStarts[k+1]
+			}
+			if end == dirty && dirty <= len(r.entries) && (dirty == len(r.entries) || r.entries[dirty-1].kind != EntryToolResult || r.entries[dirty].kind != EntryToolResult) {
+				k, from = k+1, dirty
+			}
 		}
 	}
 	// Assemble copies the messages out, so the slice is reused; the blocks

@@ -131,8 +131,7 @@ func hashText(s string) uint64 {
 // hashPair is hashParts of two, without the variadic loop (tool results).
 func hashPair(a, b string) uint64 {
 	h := newHasher()
-	h.WriteString(a)
-	h.WriteString("\x00")
+	h.head(a)
 	h.WriteString(b)
 	return h.Sum()
 }
@@ -141,10 +140,25 @@ func hashPair(a, b string) uint64 {
 func hashParts(parts ...string) uint64 {
 	h := newHasher()
 	for i, p := range parts {
-		if i > 0 {
-			h.WriteString("\x00")
+		if i < len(parts)-1 {
+			h.head(p)
+		} else {
+			h.WriteString(p)
 		}
-		h.WriteString(p)
 	}
 	return h.Sum()
+}
+
+// head adds a field and its separator: short ones (ids, names) go to the
+// buffer directly, not through two WriteString calls.
+func (h *hasher) head(s string) {
+	if h.n+len(s) >= len(h.buf) {
+		h.WriteString(s)
+		h.WriteString("\x00")
+		return
+	}
+	h.n += copy(h.buf[h.n:], s)
+	h.buf[h.n] = 0
+	h.n++
+	h.total += uint64(len(s) + 1)
 }
