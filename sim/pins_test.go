@@ -2,6 +2,8 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +39,31 @@ func TestPercentileNearestRank(t *testing.T) {
 				t.Fatalf("p10 = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// selectRank finds the value sorting would put at each rank: in random
+// order, with ties, and in order or reversed.
+func TestSelectRankAsSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 2, 3, 5, 16, 100, 1000} {
+		for _, distinct := range []int{1, 3, n} {
+			vals := make([]float64, n)
+			for i := range vals {
+				vals[i] = float64(rng.IntN(distinct)) / 7
+			}
+			sorted := slices.Clone(vals)
+			slices.Sort(sorted)
+			reversed := slices.Clone(sorted)
+			slices.Reverse(reversed)
+			for _, in := range [][]float64{vals, sorted, reversed} {
+				for k := range n {
+					if got := selectRank(slices.Clone(in), k); got != sorted[k] {
+						t.Fatalf("n=%d distinct=%d: rank %d is %v, sorted %v", n, distinct, k, got, sorted[k])
+					}
+				}
+			}
+		}
 	}
 }
 

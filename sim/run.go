@@ -1256,9 +1256,7 @@ func (m *meter) finish(out *Metrics, clock float64) {
 			s += r
 		}
 		set("prefix_stability_pct", 100*s/float64(len(m.ratios)))
-		sorted := append([]float64(nil), m.ratios...)
-		sort.Float64s(sorted)
-		set("prefix_stability_p10_pct", 100*percentile(sorted, 0.10))
+		set("prefix_stability_p10_pct", 100*percentile(m.ratios, 0.10)) // summed already
 	}
 	set("cache_hit_pct", pct(m.read, m.input))
 	set("input_tokens", float64(m.input))
@@ -1287,10 +1285,54 @@ func (m *meter) finish(out *Metrics, clock float64) {
 	set("requests", float64(n))
 }
 
-// percentile is the nearest-rank percentile of sorted values.
-func percentile(sorted []float64, q float64) float64 {
-	k := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(k, len(sorted)-1))]
+// percentile is the nearest-rank percentile of values (no NaN), which it
+// reorders: one rank of them sorted needs no sort.
+func percentile(values []float64, q float64) float64 {
+	k := int(math.Ceil(q*float64(len(values)))) - 1
+	return selectRank(values, max(0, min(k, len(values)-1)))
+}
+
+// selectRank puts at x[k] the value sorting x (no NaN) would put there, and
+// returns it: Hoare's selection, with the median of three as the pivot.
+func selectRank(x []float64, k int) float64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if x[mid] < x[lo] {
+			x[lo], x[mid] = x[mid], x[lo]
+		}
+		if x[hi] < x[lo] {
+			x[lo], x[hi] = x[hi], x[lo]
+		}
+		if x[hi] < x[mid] {
+			x[mid], x[hi] = x[hi], x[mid]
+		}
+		p := x[mid]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < p {
+				i++
+			}
+			for p < x[j] {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		// x[lo:j+1] <= p <= x[i:hi+1], and what lies between them is p.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return x[k]
+		}
+	}
+	return x[k]
 }
 
 // growth is mean request tokens of the last quarter ÷ the first quarter
