@@ -84,6 +84,9 @@ func (l *sumLine) text() string {
 // maxLineBytes is where a summary cuts a long line.
 const maxLineBytes = 400
 
+// cutRunText is the text of a cut line that is one encoded run.
+var cutRunText = string(AppendFiller(nil, maxLineBytes)) + "…"
+
 // tail is the filler a cut line keeps after key[:cut]: the start of the
 // encoded run that the cut fell in.
 func (l *sumLine) tail() int { return runTail(l.key, int(l.cut), maxLineBytes) }
@@ -119,7 +122,11 @@ type sumScratch struct {
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
 	madeText string
-	flags    []uint8 // pick: foldClasses' flags
+	// The last summary Context.summarize returned and its TextLen, counted
+	// once for its event and its entry (BytesPerFour).
+	sumText string
+	sumSize int
+	flags   []uint8 // pick: foldClasses' flags
 	// The last folded summary stored (appendHistory), and where each of
 	// its lines starts in it, for the next fold (pick's src).
 	fold struct {
@@ -274,7 +281,14 @@ func lineHash(line string, rl runLen) uint64 {
 type seenSet struct {
 	slots []seenSlot // a power of two of them, at most half full
 	used  []int32    // the slots filled, to empty them
+	// Runs of FillerByte shorter than maxFillBit bytes (most run lines),
+	// a bit by length: seen without a probe or a comparison.
+	fill    []uint64
+	fillSet bool
 }
+
+// maxFillBit bounds the runs seenSet.fill holds.
+const maxFillBit = 1 << 13
 
 type seenSlot struct {
 	key  string
@@ -287,6 +301,33 @@ type seenSlot struct {
 // add records line (with hash lineHash(line, run)) as seen and reports
 // whether it was new.
 func (s *seenSet) add(line string, hash uint64, run bool) bool {
+	if run {
+		c, n := runOf(line)
+		return s.addRun(runLen{c, n}, line, hash)
+	}
+	return s.addSlot(line, hash, false)
+}
+
+// addRun is add for run line line, of byte and length rl.
+func (s *seenSet) addRun(rl runLen, line string, hash uint64) bool {
+	if rl.c != FillerByte || rl.n >= maxFillBit {
+		return s.addSlot(line, hash, true)
+	}
+	if s.fill == nil {
+		s.fill = make([]uint64, maxFillBit/64)
+	}
+	w, b := &s.fill[rl.n>>6], uint64(1)<<(rl.n&63)
+	if *w&b != 0 {
+		return false
+	}
+	*w |= b
+	s.fillSet = true
+	return true
+}
+
+// addSlot is add placing line in the table, whatever it is: foldLines
+// finds the lines of its set by their slots.
+func (s *seenSet) addSlot(line string, hash uint64, run bool) bool {
 	if 2*(len(s.used)+1) > len(s.slots) {
 		s.grow()
 	}
@@ -379,7 +420,7 @@ func (sc *sumScratch) foldLines(buf []sumLine, starts []int32, entries []*entry)
 	for _, e := range rest {
 		for i := range e.lines {
 			l := &e.lines[i]
-			added := set.add(l.key, l.hash, l.run)
+			added := set.addSlot(l.key, l.hash, l.run)
 			if added {
 				set.slots[set.used[len(set.used)-1]].at = int32(len(drop))
 				bloom[l.hash>>61] |= 1 << (l.hash >> 55 & 63)
@@ -425,6 +466,10 @@ func (s *seenSet) reset() {
 		s.slots[i] = seenSlot{}
 	}
 	s.used = s.used[:0]
+	if s.fillSet {
+		clear(s.fill)
+		s.fillSet = false
+	}
 }
 
 // scanLines appends content's non-blank lines to out, scored, but for those
@@ -439,7 +484,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 			line := content[at : at+size]
 			at += size + 1
 			h := lineHash(line, runLen{FillerByte, n})
-			if !seen.add(line, h, true) {
+			if !seen.addRun(runLen{FillerByte, n}, line, h) {
 				continue
 			}
 			out = append(out, sc.runSumLine(line, h, n, first))
@@ -470,7 +515,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 		// A repeat can never be kept (its first occurrence comes before
 		// it), so it is not scored; it leaves first as it was.
 		h := lineHash(line, rl)
-		if !seen.add(line, h, rl.n > 0) {
+		if rl.n > 0 && !seen.addRun(rl, line, h) || rl.n == 0 && !seen.addSlot(line, h, false) {
 			continue
 		}
 		nl := ""
@@ -567,10 +612,24 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		lines = append(lines, h)
 		at = append(at, 0)
 	}
+	// An encoded run line cut (most cut lines) is always cutRunText, a
+	// repeat once seen has it.
+	cutRunSeen := false
 	// put writes kept candidate c, and its summary line if made.
 	put := func(c *sumLine) {
 		b.WriteByte('\n')
 		from := b.Len()
+		if c.cut == 0 && c.run {
+			b.WriteString(cutRunText)
+			if made && !cutRunSeen {
+				if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
+					lines = append(lines, l)
+					at = append(at, int32(from))
+				}
+				cutRunSeen = true // cutLine added it to seen
+			}
+			return
+		}
 		b.WriteString(c.key[:c.cut])
 		if int(c.cut) < len(c.key) {
 			if n := c.tail(); n > 0 {
