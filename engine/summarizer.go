@@ -104,6 +104,9 @@ type sumScratch struct {
 	at             []int32 // pick: where each of the summary's lines starts in it
 	lower          []byte
 	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
+	// runSumLine of an encoded run cut (longer than maxLineBytes), but its
+	// key and hash; run is false until it is known.
+	cutFill sumLine
 	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
 	// cut text depends on the byte alone. Counted with the Context's counter,
 	// or the one of the current Summarize call.
@@ -267,12 +270,17 @@ var lineSeed = maphash.MakeSeed()
 // byte and length) by its byte and length, so that long runs are not hashed.
 func lineHash(line string, rl runLen) uint64 {
 	if rl.n > 0 {
-		// The product's high bits are mixed into the low ones, which place
-		// it in the table.
-		h := (uint64(rl.n)<<8 | uint64(rl.c)) * 0x9E3779B97F4A7C15
-		return h ^ h>>32
+		return runHash(rl)
 	}
 	return maphash.String(lineSeed, line)
+}
+
+// runHash is lineHash of a run line.
+func runHash(rl runLen) uint64 {
+	// The product's high bits are mixed into the low ones, which place it
+	// in the table.
+	h := (uint64(rl.n)<<8 | uint64(rl.c)) * 0x9E3779B97F4A7C15
+	return h ^ h>>32
 }
 
 // seenSet holds the lines seen so far, to drop repeats: an open-addressing
@@ -310,19 +318,24 @@ func (s *seenSet) add(line string, hash uint64, run bool) bool {
 
 // addRun is add for run line line, of byte and length rl.
 func (s *seenSet) addRun(rl runLen, line string, hash uint64) bool {
-	if rl.c != FillerByte || rl.n >= maxFillBit {
-		return s.addSlot(line, hash, true)
+	if rl.c == FillerByte && rl.n < len(s.fill)*64 {
+		w := &s.fill[rl.n>>6]
+		old := *w
+		*w |= 1 << (rl.n & 63)
+		s.fillSet = true
+		return *w != old
 	}
-	if s.fill == nil {
+	return s.addRunSlot(rl, line, hash)
+}
+
+// addRunSlot is addRun for a run that fill does not hold: it makes fill
+// first if it should.
+func (s *seenSet) addRunSlot(rl runLen, line string, hash uint64) bool {
+	if rl.c == FillerByte && rl.n < maxFillBit {
 		s.fill = make([]uint64, maxFillBit/64)
+		return s.addRun(rl, line, hash)
 	}
-	w, b := &s.fill[rl.n>>6], uint64(1)<<(rl.n&63)
-	if *w&b != 0 {
-		return false
-	}
-	*w |= b
-	s.fillSet = true
-	return true
+	return s.addSlot(line, hash, true)
 }
 
 // addSlot is add placing line in the table, whatever it is: foldLines
@@ -483,11 +496,22 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 			// the code below would (newSumLine's case of it inlined).
 			line := content[at : at+size]
 			at += size + 1
-			h := lineHash(line, runLen{FillerByte, n})
-			if !seen.addRun(runLen{FillerByte, n}, line, h) {
+			rl := runLen{FillerByte, n}
+			h := runHash(rl)
+			if !seen.addRun(rl, line, h) {
 				continue
 			}
-			out = append(out, sc.runSumLine(line, h, n, first))
+			if n > maxLineBytes {
+				// Cut: all such lines are alike but for these.
+				if !sc.cutFill.run {
+					sc.cutFill = sc.runSumLine("", 0, n, false)
+				}
+				l := sc.cutFill
+				l.key, l.hash, l.first = line, h, first
+				out = append(out, l)
+			} else {
+				out = append(out, sc.runSumLine(line, h, n, first))
+			}
 			first = false
 			continue
 		}
