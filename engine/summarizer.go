@@ -243,9 +243,10 @@ type runLen struct {
 }
 
 // runLine is line's byte and length if it is one byte repeated, longer than
-// 8 bytes, or one encoded run; else zero.
+// 8 bytes, or one encoded run; else zero. Its first two bytes are compared
+// first: most lines differ there, and are told without a call.
 func runLine(line string) runLen {
-	if len(line) > 8 && line[1:] == line[:len(line)-1] {
+	if len(line) > 8 && line[1] == line[0] && line[1:] == line[:len(line)-1] {
 		return runLen{line[0], len(line)}
 	}
 	if n, ok := fillerLine(line); ok {
@@ -956,7 +957,7 @@ var informative = []string{"error", "fail", "panic", "exception", "warning", "fa
 // Unicode-aware scoreSlow, which defines the score.
 func lineScore(line string, lower []byte) (int, []byte) {
 	lower = lower[:0]
-	if len(line) > 8 && line[1:] == line[:len(line)-1] {
+	if len(line) > 8 && line[1] == line[0] && line[1:] == line[:len(line)-1] {
 		// One byte repeated (padding, rules, elided content's stand-in):
 		// no informative word, at most one field, whose class is the same
 		// from four bytes on. Comparing the line with itself shifted is
