@@ -26,7 +26,16 @@ func (c *Context) summarize(region string, entries []*entry, joined func() strin
 		c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, Message: "summariser returned an empty summary"})
 		return "", fmt.Errorf("empty summary")
 	}
-	c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, OutputTokens: c.counter.Count(s)})
+	out := 0
+	if _, ok := c.counter.(BytesPerFour); ok {
+		// Its length serves summaryEntry too: the summary is counted once.
+		n := TextLen(s)
+		out = (n + 3) / 4
+		c.sumSc.sumText, c.sumSc.sumSize = s, n
+	} else {
+		out = c.counter.Count(s)
+	}
+	c.emit(Event{Kind: EventSummarize, Region: region, InputTokens: inTokens, OutputTokens: out})
 	return s, nil
 }
 
@@ -314,11 +323,16 @@ func (c *Context) pinnedCheck() {
 // summaryEntry makes the entry of a summary: if the Extractive summariser
 // made it, with its lines already scanned, for when it is folded.
 func (c *Context) summaryEntry(sum string) *entry {
-	e := c.newEntry(EntryText, sum)
-	if sc := &c.sumSc; sc.made != nil && sc.madeText == sum {
+	sc := &c.sumSc
+	size := -1
+	if sc.sumText == sum {
+		size = sc.sumSize
+	}
+	e := c.newSizedEntry(EntryText, sum, size)
+	if sc.made != nil && sc.madeText == sum {
 		e.lines, e.scanned, e.summarised = sc.made, true, true
 	}
-	c.sumSc.made, c.sumSc.madeText = nil, ""
+	sc.made, sc.madeText, sc.sumText = nil, "", ""
 	return e
 }
 

@@ -84,6 +84,9 @@ func (l *sumLine) text() string {
 // maxLineBytes is where a summary cuts a long line.
 const maxLineBytes = 400
 
+// cutRunText is the text of a cut line that is one encoded run.
+var cutRunText = string(AppendFiller(nil, maxLineBytes)) + "…"
+
 // tail is the filler a cut line keeps after key[:cut]: the start of the
 // encoded run that the cut fell in.
 func (l *sumLine) tail() int { return runTail(l.key, int(l.cut), maxLineBytes) }
@@ -101,6 +104,9 @@ type sumScratch struct {
 	at             []int32 // pick: where each of the summary's lines starts in it
 	lower          []byte
 	runScores      [256]int8 // a run line's score by its byte, plus 1 (0: not yet known)
+	// runSumLine of an encoded run cut (longer than maxLineBytes), but its
+	// key and hash; run is false until it is known.
+	cutFill sumLine
 	// A cut run line's tokens by its byte, plus 1 (0: not yet known): the
 	// cut text depends on the byte alone. Counted with the Context's counter,
 	// or the one of the current Summarize call.
@@ -119,7 +125,11 @@ type sumScratch struct {
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
 	madeText string
-	flags    []uint8 // pick: foldClasses' flags
+	// The last summary Context.summarize returned and its TextLen, counted
+	// once for its event and its entry (BytesPerFour).
+	sumText string
+	sumSize int
+	flags   []uint8 // pick: foldClasses' flags
 	// The last folded summary stored (appendHistory), and where each of
 	// its lines starts in it, for the next fold (pick's src).
 	fold struct {
@@ -233,9 +243,10 @@ type runLen struct {
 }
 
 // runLine is line's byte and length if it is one byte repeated, longer than
-// 8 bytes, or one encoded run; else zero.
+// 8 bytes, or one encoded run; else zero. Its first two bytes are compared
+// first: most lines differ there, and are told without a call.
 func runLine(line string) runLen {
-	if len(line) > 8 && line[1:] == line[:len(line)-1] {
+	if len(line) > 8 && line[1] == line[0] && line[1:] == line[:len(line)-1] {
 		return runLen{line[0], len(line)}
 	}
 	if n, ok := fillerLine(line); ok {
@@ -260,12 +271,17 @@ var lineSeed = maphash.MakeSeed()
 // byte and length) by its byte and length, so that long runs are not hashed.
 func lineHash(line string, rl runLen) uint64 {
 	if rl.n > 0 {
-		// The product's high bits are mixed into the low ones, which place
-		// it in the table.
-		h := (uint64(rl.n)<<8 | uint64(rl.c)) * 0x9E3779B97F4A7C15
-		return h ^ h>>32
+		return runHash(rl)
 	}
 	return maphash.String(lineSeed, line)
+}
+
+// runHash is lineHash of a run line.
+func runHash(rl runLen) uint64 {
+	// The product's high bits are mixed into the low ones, which place it
+	// in the table.
+	h := (uint64(rl.n)<<8 | uint64(rl.c)) * 0x9E3779B97F4A7C15
+	return h ^ h>>32
 }
 
 // seenSet holds the lines seen so far, to drop repeats: an open-addressing
@@ -274,7 +290,14 @@ func lineHash(line string, rl runLen) uint64 {
 type seenSet struct {
 	slots []seenSlot // a power of two of them, at most half full
 	used  []int32    // the slots filled, to empty them
+	// Runs of FillerByte shorter than maxFillBit bytes (most run lines),
+	// a bit by length: seen without a probe or a comparison.
+	fill    []uint64
+	fillSet bool
 }
+
+// maxFillBit bounds the runs seenSet.fill holds.
+const maxFillBit = 1 << 13
 
 type seenSlot struct {
 	key  string
@@ -287,6 +310,38 @@ type seenSlot struct {
 // add records line (with hash lineHash(line, run)) as seen and reports
 // whether it was new.
 func (s *seenSet) add(line string, hash uint64, run bool) bool {
+	if run {
+		c, n := runOf(line)
+		return s.addRun(runLen{c, n}, line, hash)
+	}
+	return s.addSlot(line, hash, false)
+}
+
+// addRun is add for run line line, of byte and length rl.
+func (s *seenSet) addRun(rl runLen, line string, hash uint64) bool {
+	if rl.c == FillerByte && rl.n < len(s.fill)*64 {
+		w := &s.fill[rl.n>>6]
+		old := *w
+		*w |= 1 << (rl.n & 63)
+		s.fillSet = true
+		return *w != old
+	}
+	return s.addRunSlot(rl, line, hash)
+}
+
+// addRunSlot is addRun for a run that fill does not hold: it makes fill
+// first if it should.
+func (s *seenSet) addRunSlot(rl runLen, line string, hash uint64) bool {
+	if rl.c == FillerByte && rl.n < maxFillBit {
+		s.fill = make([]uint64, maxFillBit/64)
+		return s.addRun(rl, line, hash)
+	}
+	return s.addSlot(line, hash, true)
+}
+
+// addSlot is add placing line in the table, whatever it is: foldLines
+// finds the lines of its set by their slots.
+func (s *seenSet) addSlot(line string, hash uint64, run bool) bool {
 	if 2*(len(s.used)+1) > len(s.slots) {
 		s.grow()
 	}
@@ -379,7 +434,7 @@ func (sc *sumScratch) foldLines(buf []sumLine, starts []int32, entries []*entry)
 	for _, e := range rest {
 		for i := range e.lines {
 			l := &e.lines[i]
-			added := set.add(l.key, l.hash, l.run)
+			added := set.addSlot(l.key, l.hash, l.run)
 			if added {
 				set.slots[set.used[len(set.used)-1]].at = int32(len(drop))
 				bloom[l.hash>>61] |= 1 << (l.hash >> 55 & 63)
@@ -425,6 +480,10 @@ func (s *seenSet) reset() {
 		s.slots[i] = seenSlot{}
 	}
 	s.used = s.used[:0]
+	if s.fillSet {
+		clear(s.fill)
+		s.fillSet = false
+	}
 }
 
 // scanLines appends content's non-blank lines to out, scored, but for those
@@ -438,11 +497,22 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 			// the code below would (newSumLine's case of it inlined).
 			line := content[at : at+size]
 			at += size + 1
-			h := lineHash(line, runLen{FillerByte, n})
-			if !seen.add(line, h, true) {
+			rl := runLen{FillerByte, n}
+			h := runHash(rl)
+			if !seen.addRun(rl, line, h) {
 				continue
 			}
-			out = append(out, sc.runSumLine(line, h, n, first))
+			if n > maxLineBytes {
+				// Cut: all such lines are alike but for these.
+				if !sc.cutFill.run {
+					sc.cutFill = sc.runSumLine("", 0, n, false)
+				}
+				l := sc.cutFill
+				l.key, l.hash, l.first = line, h, first
+				out = append(out, l)
+			} else {
+				out = append(out, sc.runSumLine(line, h, n, first))
+			}
 			first = false
 			continue
 		}
@@ -470,7 +540,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 		// A repeat can never be kept (its first occurrence comes before
 		// it), so it is not scored; it leaves first as it was.
 		h := lineHash(line, rl)
-		if !seen.add(line, h, rl.n > 0) {
+		if rl.n > 0 && !seen.addRun(rl, line, h) || rl.n == 0 && !seen.addSlot(line, h, false) {
 			continue
 		}
 		nl := ""
@@ -567,10 +637,24 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		lines = append(lines, h)
 		at = append(at, 0)
 	}
+	// An encoded run line cut (most cut lines) is always cutRunText, a
+	// repeat once seen has it.
+	cutRunSeen := false
 	// put writes kept candidate c, and its summary line if made.
 	put := func(c *sumLine) {
 		b.WriteByte('\n')
 		from := b.Len()
+		if c.cut == 0 && c.run {
+			b.WriteString(cutRunText)
+			if made && !cutRunSeen {
+				if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
+					lines = append(lines, l)
+					at = append(at, int32(from))
+				}
+				cutRunSeen = true // cutLine added it to seen
+			}
+			return
+		}
 		b.WriteString(c.key[:c.cut])
 		if int(c.cut) < len(c.key) {
 			if n := c.tail(); n > 0 {
@@ -873,7 +957,7 @@ var informative = []string{"error", "fail", "panic", "exception", "warning", "fa
 // Unicode-aware scoreSlow, which defines the score.
 func lineScore(line string, lower []byte) (int, []byte) {
 	lower = lower[:0]
-	if len(line) > 8 && line[1:] == line[:len(line)-1] {
+	if len(line) > 8 && line[1] == line[0] && line[1:] == line[:len(line)-1] {
 		// One byte repeated (padding, rules, elided content's stand-in):
 		// no informative word, at most one field, whose class is the same
 		// from four bytes on. Comparing the line with itself shifted is

@@ -182,6 +182,9 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 				}
 				var sb strings.Builder
 				for _, e := range hs[k].entries {
+					if n := c.counter.Count(e.content); e.tokens != n {
+						t.Fatalf("trial %d step %d: entry of %d tokens counts %d: %q", trial, step, e.tokens, n, e.content)
+					}
 					fmt.Fprintf(&sb, "%d %q\n", e.tokens, e.content)
 					for _, l := range e.lines {
 						fmt.Fprintf(&sb, "  %+v\n", l)
@@ -200,5 +203,50 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 	}
 	if fast < 500 {
 		t.Errorf("only %d folds took their lines by class", fast)
+	}
+}
+
+// seenSet finds run lines of FillerByte by their length, others by their
+// text: it must find the repeats a set of texts, runs taken for what they
+// stand for, finds.
+func TestSeenSetMatchesTexts(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	line := func() string {
+		n := []int{9, 16, 17, 400, 401, 4095, maxFillBit - 1, maxFillBit, maxFillBit + 1}[r.IntN(9)] + r.IntN(3)
+		switch r.IntN(5) {
+		case 0:
+			return string(AppendFiller(nil, n))
+		case 1:
+			return strings.Repeat("~", n)
+		case 2:
+			return strings.Repeat("=", n)
+		case 3:
+			return fmt.Sprintf("line %d", r.IntN(20))
+		}
+		return string(AppendFiller(nil, 16+r.IntN(40)))
+	}
+	var set seenSet
+	for trial := range 200 {
+		want := map[string]bool{}
+		for range r.IntN(300) {
+			l := line()
+			rl := runLine(l)
+			key := l
+			if rl.n > 0 {
+				key = fmt.Sprint(rl)
+			}
+			h := lineHash(l, rl)
+			var got bool
+			if rl.n > 0 && r.IntN(2) == 0 {
+				got = set.addRun(rl, l, h)
+			} else {
+				got = set.add(l, h, rl.n > 0)
+			}
+			if got != !want[key] {
+				t.Fatalf("trial %d: add(%.20q) = %v, seen before: %v", trial, l, got, want[key])
+			}
+			want[key] = true
+		}
+		set.reset()
 	}
 }
