@@ -25,7 +25,8 @@ type recordedRequest struct {
 func (p *recordingPolicy) request() *Request {
 	req := p.policy.request()
 	e := p.env
-	p.reqs = append(p.reqs, recordedRequest{&Request{Blocks: slices.Clone(req.Blocks), Marks: slices.Clone(req.Marks), same: req.same},
+	p.reqs = append(p.reqs, recordedRequest{&Request{Blocks: slices.Clone(req.Blocks), Marks: slices.Clone(req.Marks), same: req.same,
+		gone: req.gone, keptFrom: req.keptFrom, tracked: req.tracked},
 		e.evictions, e.compactions, e.sumIn, e.sumOut})
 	return req
 }

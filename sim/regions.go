@@ -498,7 +498,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 
 func (p *regionPolicy) request() *Request {
 	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
-	p.req.same, p.req.kept = 0, false
+	p.req.same, p.req.kept, p.req.tracked = 0, false, false
 	if !p.start() {
 		return p.engineless()
 	}
@@ -586,6 +586,14 @@ func (p *regionPolicy) request() *Request {
 	msgStart := len(p.req.Blocks)
 	p.req.Blocks = p.req.Blocks[:msgStart+inPlace]
 	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks]...)
+	if ns == prevSys {
+		// The blocks that may have left are those marked above.
+		p.req.gone = [2]span{{prevSys + sameSys, prevMsgs + dropBlocks}, {prevMsgs + dropBlocks + sameBlocks, len(p.prev)}}
+		p.req.keptFrom, p.req.tracked = msgStart, true
+		if sameSys == len(er.System) && sameSys == p.prevSysBlocks && dropBlocks == 0 {
+			p.req.same = msgStart + sameBlocks // only the last messages changed
+		}
+	}
 	w = cursor{k: prevMsgs + dropBlocks + sameBlocks, base: msgStart, prevBase: prevMsgs}
 	for i := sameMsgs; i < len(er.Messages); i++ {
 		m := &er.Messages[i]

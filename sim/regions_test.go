@@ -304,3 +304,83 @@ func TestRegionRequestsAsRebuilt(t *testing.T) {
 		}
 	}
 }
+
+// promiseSink checks what the region policy tells the meter of each request
+// against the request before: its first same blocks are that one's, and
+// each of that one's blocks outside gone is in it at an index no lower than
+// its own or keptFrom.
+type promiseSink struct {
+	t       *testing.T
+	name    string
+	prev    []*Block
+	tracked int
+}
+
+func (s *promiseSink) Request(r RequestSample) {
+	req := r.Request
+	blocks := req.Blocks
+	if req.same > min(len(blocks), len(s.prev)) || !slices.Equal(blocks[:req.same], s.prev[:req.same]) {
+		s.t.Fatalf("%s request %d: its first %d blocks are not the last request's", s.name, r.Index, req.same)
+	}
+	if req.tracked {
+		s.tracked++
+		g := req.gone
+		if g[0].lo > g[0].hi || g[0].hi > g[1].lo || g[1].lo > g[1].hi || g[1].hi > len(s.prev) {
+			s.t.Fatalf("%s request %d: gone %v of %d blocks", s.name, r.Index, g, len(s.prev))
+		}
+		for i, b := range s.prev {
+			if g[0].lo <= i && i < g[0].hi || g[1].lo <= i && i < g[1].hi {
+				continue
+			}
+			if !slices.Contains(blocks[min(i, req.keptFrom, len(blocks)):], b) {
+				s.t.Fatalf("%s request %d: block %d of the last request is not in this one from %d on", s.name, r.Index, i, min(i, req.keptFrom))
+			}
+		}
+	}
+	s.prev = slices.Clone(blocks)
+}
+
+// The region policy's promises to the meter (Request.same, gone, keptFrom)
+// hold on every synthetic workload with its blueprint and on random
+// workloads, at small and large windows, built in steps or in full.
+func TestRegionRequestPromises(t *testing.T) {
+	type tc struct {
+		name, policy string
+		hdr          trace.Header
+		evs          []trace.Event
+	}
+	var cases []tc
+	for _, name := range synthetic.Names() {
+		p, err := synthetic.Load(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []trace.Event
+		if err := synthetic.Generate(p, 2, func(ev *trace.Event) error { evs = append(evs, *ev); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		bp := map[string]string{"log-analyzer": "log-analyzer", "researcher": "deep-researcher"}[name]
+		if bp == "" {
+			bp = "coder"
+		}
+		cases = append(cases, tc{name, "regions:" + bp, synthetic.Header(p, 2), evs})
+	}
+	for _, bp := range []string{"coder", "reviewer", "data-analyst"} {
+		h, evs := randomWorkload(5, 400)
+		cases = append(cases, tc{"random", "regions:" + bp, h, evs})
+	}
+	for _, c := range cases {
+		for _, w := range []int{8192, 32768, 200000} {
+			for _, rebuild := range []bool{false, true} {
+				s := &promiseSink{t: t, name: fmt.Sprintf("%s %s %d %v", c.name, c.policy, w, rebuild)}
+				cfg := Config{Policy: c.policy, Model: testProfile("anthropic"), Window: w, Series: s, rebuild: rebuild}
+				if _, err := Run(context.Background(), SliceSource(c.hdr, c.evs), cfg); err != nil {
+					t.Fatal(err)
+				}
+				if s.tracked == 0 {
+					t.Errorf("%s: no request tracked what left", s.name)
+				}
+			}
+		}
+	}
+}

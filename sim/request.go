@@ -463,7 +463,18 @@ type Request struct {
 	// until its next request has been measured: the meter keeps the array as
 	// the previous request instead of copying it.
 	kept bool
+	// gone, when tracked, holds the ranges of the previous request's blocks
+	// that may have left (the rest of a request that changed near its
+	// start): each other block of it is in this request at an index no
+	// lower than its own or keptFrom, so that only gone is walked for
+	// blocks that left.
+	gone     [2]span
+	keptFrom int
+	tracked  bool
 }
+
+// span is the range [lo, hi) of a request's blocks.
+type span struct{ lo, hi int }
 
 // Tokens returns the request's total tokens.
 func (r *Request) Tokens() int {

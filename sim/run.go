@@ -757,10 +757,17 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		blocks[i].sent = true
 	}
 	// Presence intervals for dead waste: blocks of the previous request that
-	// are gone now close their interval.
-	for _, b := range m.prev[lcpPtr:] {
-		if b.seenAt != r32 && b.since >= 0 {
-			m.close(b, r)
+	// are gone now close their interval. Those listed past lcpPtr were seen
+	// above; a policy that tracks what left says where the rest may be.
+	gone := [2]span{{lcpPtr, len(m.prev)}}
+	if req.tracked && lcpPtr <= req.keptFrom {
+		gone = req.gone
+	}
+	for _, s := range gone {
+		for _, b := range m.prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)] {
+			if b.seenAt != r32 && b.since >= 0 {
+				m.close(b, r)
+			}
 		}
 	}
 
