@@ -647,6 +647,10 @@ type grownCount struct {
 	open       bool   // the last segment is a run of filler reaching the end
 	signed     bool   // s.sig is the text's signature
 	s          signer // its plain bytes and size are those of text[:last]
+	// The first segment of the last text counted from its start, a new
+	// chunk's heading (the same in most), and its trigrams.
+	head    string
+	headSig gramSig
 }
 
 // size is the length of the text counted, its runs written out.
@@ -687,6 +691,11 @@ func (g *grownCount) count(tok Tokenizer, text string) (n int, sig gramSig, ok b
 // resume counts and signs text from offset from, where before tokens
 // precede it.
 func (g *grownCount) resume(tok Tokenizer, text string, from, before int) int {
+	if bp, ok := tok.(bytesPer); ok && g.s.plain+len(text)-from <= sigMaxBytes && literalRun(text, from) == len(text) {
+		if n, ok := g.resumeEncoded(bp, text, from, before); ok {
+			return n
+		}
+	}
 	n, last, beforeLast, open := countSegments(tok, text, from, before, &g.s)
 	g.signed = g.s.plain <= sigMaxBytes
 	if !open {
@@ -695,6 +704,79 @@ func (g *grownCount) resume(tok Tokenizer, text string, from, before int) int {
 	g.s.size -= len(text) - last // the last segment's bytes are its length
 	g.text, g.last, g.beforeLast, g.open = text, last, beforeLast, open
 	return n
+}
+
+// resumeEncoded is resume for a bytes/N tokenizer where text[from:] has
+// no run written out and is signed whole: a chunk's growth by an entry of
+// elided content (a few lines between encoded runs), which countSegments
+// took some hundred instructions a segment for. One pass over the bytes
+// finds the runs and adds the trigrams: those of the text written out are
+// those of each run taken as "~~~". It reports false, having done nothing,
+// if text starts with less than two bytes before a run.
+func (g *grownCount) resumeEncoded(bp bytesPer, text string, from, before int) (int, bool) {
+	const f = engine.FillerByte
+	var w gramSig                // the trigrams from text[from:] on
+	i, x := from, uint32(f)<<8|f // the last two bytes: a run precedes from > 0
+	if from == 0 {
+		if h := g.head; len(h) >= 2 && strings.HasPrefix(text, h) {
+			i, x, w = len(h), uint32(h[len(h)-2])<<8|uint32(h[len(h)-1]), g.headSig
+		} else if len(text) < 2 || text[0] == 0xFF || text[1] == 0xFF {
+			return 0, false
+		} else {
+			i, x = 2, uint32(text[0])<<8|uint32(text[1])
+		}
+	}
+	n, pos, plain, fill := before, from, 0, 0
+	stray := false // a 0xFF that starts no run: none may be in a heading kept
+	for {
+		// The plain bytes up to the next 0xFF, in a loop of their own:
+		// with nothing else live in it, it keeps its registers.
+		for i < len(text) && text[i] != 0xFF {
+			x = x<<8 | uint32(text[i])
+			p := (x & 0xFFFFFF) * gramMul
+			w[p>>30] |= 1 << (p >> 24 & 63)
+			i++
+		}
+		if i == len(text) {
+			break
+		}
+		k, m := engine.FillerAt(text[i:])
+		if m == 0 { // a byte as any
+			x = x<<8 | 0xFF
+			p := (x & 0xFFFFFF) * gramMul
+			w[p>>30] |= 1 << (p >> 24 & 63)
+			i++
+			stray = true
+			continue
+		}
+		if pos == 0 && !stray {
+			g.head, g.headSig = text[:i], w
+		}
+		// The segment text[pos:i], then k bytes of filler.
+		n += bp.CountBytes(i-pos) + bp.CountBytes(k)
+		plain += i - pos
+		fill += k
+		// The trigrams across the run's start; "~~~" is added once below.
+		x = x<<8 | f
+		p := (x & 0xFFFFFF) * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
+		x = x<<8 | f
+		p = (x & 0xFFFFFF) * gramMul
+		w[p>>30] |= 1 << (p >> 24 & 63)
+		i += m
+		pos = i
+	}
+	// As resume leaves it: the last segment counted and signed, but not in
+	// plain and size.
+	if fill > 0 {
+		w.add3(f, f, f)
+	}
+	g.s.sig = g.s.sig.union(w)
+	g.s.plain += plain
+	g.s.size += plain + fill
+	g.signed = true
+	g.text, g.last, g.beforeLast, g.open = text, pos, n, false
+	return n + bp.CountBytes(len(text)-pos), true
 }
 
 // fillerRun is the length of the run of fillerByte that starts s: compared a
