@@ -764,11 +764,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		gone = req.gone
 	}
 	for _, s := range gone {
-		for _, b := range m.prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)] {
-			if b.seenAt != r32 && b.since >= 0 {
-				m.close(b, r)
-			}
-		}
+		m.closeGone(m.prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)], blocks[:lcpPtr], r)
 	}
 
 	// Task retention, judged from the task's arrival on.
@@ -852,6 +848,19 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 	}
 	memo.scannedAt = m.requests
 	return nil
+}
+
+// closeGone closes the blocks of left, listed in the last request, that the
+// current one (r) no longer lists: those its walk did not see, unless listed
+// in its unchanged prefix (identical messages share one block, so a block
+// can be listed twice).
+func (m *meter) closeGone(left, prefix []*Block, r int) {
+	r32 := int32(r)
+	for _, b := range left {
+		if b.seenAt != r32 && b.since >= 0 && !slices.Contains(prefix, b) {
+			m.close(b, r)
+		}
+	}
 }
 
 // close ends block b's presence before request r: its requests since then

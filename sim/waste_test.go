@@ -159,3 +159,36 @@ func TestDeadByRegion(t *testing.T) {
 		}
 	}
 }
+
+// A block can be listed twice in one request (the region policy shares one
+// block among identical messages). It stays present while any listing is
+// sent: here X's second listing leaves at r2 while its first stays.
+//
+//	r1 = A X B X     A is system (never dead); X 10, B 20 tokens
+//	r2 = A X C       B and X's second listing left; C 30
+//	r3 = A X C D     D 40
+//
+// Dead (no probes): X 3×10 + B 20 + C 2×30 + D 40 = 150 of 140+140+180.
+func TestDeadWasteKeepsABlockListedTwice(t *testing.T) {
+	tok, err := NewTokenizer("bytes/4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{tok: tok, prof: testProfile("none"), window: 100000, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	var m meter
+	m.init(e, noCache{})
+	a := e.newBlock(BlockSystem, "a", text("A", 100), 0, nil)
+	x := e.newBlock(BlockUser, "x", text("X", 10), 0, nil)
+	b := e.newBlock(BlockUser, "b", text("B", 20), 0, nil)
+	c := e.newBlock(BlockUser, "c", text("C", 30), 0, nil)
+	d := e.newBlock(BlockUser, "d", text("D", 40), 0, nil)
+	m.measure(&Request{Blocks: []*Block{a, x, b, x}}, 0, nil)
+	m.measure(&Request{Blocks: []*Block{a, x, c}}, 1, nil)
+	if x.since < 0 {
+		t.Errorf("after r2, X (still listed first) is marked absent")
+	}
+	m.measure(&Request{Blocks: []*Block{a, x, c, d}}, 2, nil)
+	var out Metrics
+	m.finish(&out, 2)
+	checkMetrics(t, out, map[string]float64{"input_tokens": 460, "waste_dead_pct": 100 * 150.0 / 460})
+}
