@@ -186,3 +186,37 @@ func TestPropertyInvariants(t *testing.T) {
 		}
 	}
 }
+
+// onceSink fails a run whose requests list a block twice without the
+// policy's warning (Request.repeats), which lets the meter skip looking
+// for blocks that left in the unchanged prefix.
+type onceSink struct {
+	t    *testing.T
+	name string
+	seen map[*Block]bool
+}
+
+func (s *onceSink) Request(r RequestSample) {
+	if r.Request.repeats {
+		return
+	}
+	clear(s.seen)
+	for i, b := range r.Request.Blocks {
+		if s.seen[b] {
+			s.t.Fatalf("%s request %d: block %d (%s) listed twice without Request.repeats", s.name, r.Index, i, b.ID)
+		}
+		s.seen[b] = true
+	}
+}
+
+func TestPropertyBlocksListedOnceUnlessRepeating(t *testing.T) {
+	for _, pol := range []string{"flat", "flat-keep-system", "flat-compact", "flat-clear-tools", "unbounded", "clairvoyant"} {
+		for _, w := range []int{4096, 32768} {
+			s := &onceSink{t: t, name: fmt.Sprintf("%s %d", pol, w), seen: map[*Block]bool{}}
+			h, evs := randomWorkload(7, 300)
+			if _, err := Run(context.Background(), SliceSource(h, evs), Config{Policy: pol, Model: testProfile("anthropic"), Window: w, Series: s}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -72,6 +72,7 @@ func (p *recordedPolicy) applyCompaction(ev *trace.Event) {
 
 func (p *recordedPolicy) request() *Request {
 	p.req.Marks = p.req.Marks[:0]
+	p.req.repeats = true // identical recorded blocks share one
 	if p.next == nil {
 		p.req.Blocks = p.list
 		p.req.same = p.dirty

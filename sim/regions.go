@@ -499,6 +499,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 func (p *regionPolicy) request() *Request {
 	p.req.Blocks, p.req.Marks, p.req.Regions = p.req.Blocks[:0], p.req.Marks[:0], p.req.Regions[:0]
 	p.req.same, p.req.kept, p.req.tracked = 0, false, false
+	p.req.repeats = true // identical messages share a block
 	if !p.start() {
 		return p.engineless()
 	}

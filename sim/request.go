@@ -471,6 +471,10 @@ type Request struct {
 	gone     [2]span
 	keptFrom int
 	tracked  bool
+	// repeats is a policy's warning that it may list a block more than once
+	// (identical content shares one block); without it, each block is
+	// listed at most once.
+	repeats bool
 }
 
 // span is the range [lo, hi) of a request's blocks.

@@ -763,8 +763,12 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if req.tracked && lcpPtr <= req.keptFrom {
 		gone = req.gone
 	}
+	prefix := blocks[:0] // where a block that left may still be listed
+	if req.repeats {
+		prefix = blocks[:lcpPtr]
+	}
 	for _, s := range gone {
-		m.closeGone(m.prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)], blocks[:lcpPtr], r)
+		m.closeGone(m.prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)], prefix, r)
 	}
 
 	// Task retention, judged from the task's arrival on.
@@ -852,8 +856,8 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 
 // closeGone closes the blocks of left, listed in the last request, that the
 // current one (r) no longer lists: those its walk did not see, unless listed
-// in its unchanged prefix (identical messages share one block, so a block
-// can be listed twice).
+// in prefix, the part of its unchanged prefix that may hold them (a policy
+// whose request repeats blocks may list one there too).
 func (m *meter) closeGone(left, prefix []*Block, r int) {
 	r32 := int32(r)
 	for _, b := range left {

@@ -182,12 +182,12 @@ func TestDeadWasteKeepsABlockListedTwice(t *testing.T) {
 	b := e.newBlock(BlockUser, "b", text("B", 20), 0, nil)
 	c := e.newBlock(BlockUser, "c", text("C", 30), 0, nil)
 	d := e.newBlock(BlockUser, "d", text("D", 40), 0, nil)
-	m.measure(&Request{Blocks: []*Block{a, x, b, x}}, 0, nil)
-	m.measure(&Request{Blocks: []*Block{a, x, c}}, 1, nil)
+	m.measure(&Request{Blocks: []*Block{a, x, b, x}, repeats: true}, 0, nil)
+	m.measure(&Request{Blocks: []*Block{a, x, c}, repeats: true}, 1, nil)
 	if x.since < 0 {
 		t.Errorf("after r2, X (still listed first) is marked absent")
 	}
-	m.measure(&Request{Blocks: []*Block{a, x, c, d}}, 2, nil)
+	m.measure(&Request{Blocks: []*Block{a, x, c, d}, repeats: true}, 2, nil)
 	var out Metrics
 	m.finish(&out, 2)
 	checkMetrics(t, out, map[string]float64{"input_tokens": 460, "waste_dead_pct": 100 * 150.0 / 460})
