@@ -148,9 +148,39 @@ type RunFunc func(ctx context.Context, c Cell) (Result, error)
 type Record struct {
 	ID   string `json:"id"`
 	Cell Cell   `json:"cell"`
+	// Version is the ResultsVersion of the ctxsim that ran the cell.
+	Version int `json:"version"`
 	// Error is the run's error; empty when it succeeded.
 	Error string `json:"error,omitempty"`
 	Result
+}
+
+// ResultsVersion numbers what the simulator computes. It goes up with every
+// change to the engine, the simulator or the workloads that changes any
+// cell's results, so that a sweep re-runs the cells an older ctxsim stored
+// instead of resuming on them, and a report or merge never mixes the two.
+//
+//	1: a block listed twice stays present while one listing is sent
+//	   (dead and re-prefill waste of the region policy and as-recorded).
+const ResultsVersion = 1
+
+// CheckVersions returns an error naming the first of recs that an older or
+// newer ctxsim ran (see ResultsVersion), and how many there are.
+func CheckVersions(recs []*Record) error {
+	n := 0
+	var first *Record
+	for _, r := range recs {
+		if r.Version != ResultsVersion {
+			if n++; first == nil {
+				first = r
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%d of %d cells were run by another ctxsim (cell %s: results version %d, this one's is %d): run ctxsim sweep again to re-run them",
+			n, len(recs), first.ID, first.Version, ResultsVersion)
+	}
+	return nil
 }
 
 // OK reports whether the run succeeded.

@@ -185,7 +185,7 @@ feed:
 // runOne runs c, turning a panic into a failed record. It reports false when
 // the run was stopped by ctx, whose result must not be stored.
 func (s *Sweep) runOne(ctx context.Context, c Cell) (rec *Record, stored bool) {
-	rec = &Record{ID: c.ID(), Cell: c}
+	rec = &Record{ID: c.ID(), Cell: c, Version: ResultsVersion}
 	defer func() {
 		if p := recover(); p != nil {
 			rec.Result = Result{}
@@ -242,7 +242,7 @@ func finishedIDs(dir string) (map[string]bool, error) {
 	}
 	done := make(map[string]bool, len(recs))
 	for _, r := range recs {
-		if r.OK() {
+		if r.OK() && r.Version == ResultsVersion { // another version's cells run again
 			done[r.ID] = true
 		}
 	}
@@ -369,6 +369,9 @@ func Merge(out string, inputs ...string) (int, error) {
 		recs, err := ReadRecords(in)
 		if err != nil {
 			return 0, fmt.Errorf("merge: %w", err)
+		}
+		if err := CheckVersions(recs); err != nil {
+			return 0, fmt.Errorf("merge: %s: %w", in, err)
 		}
 		if recs == nil {
 			if _, err := os.Stat(filepath.Join(in, CellsDir)); err != nil {

@@ -338,3 +338,40 @@ func FuzzParseShard(f *testing.F) {
 		}
 	})
 }
+
+// Cells stored by a ctxsim of another ResultsVersion run again: a sweep
+// neither resumes on them nor lets a merge mix them with current ones.
+func TestSweepRerunsOtherVersions(t *testing.T) {
+	cells := smallCells()[:4]
+	dir := t.TempDir()
+	s := &Sweep{Dir: dir, RunCell: fakeRun}
+	if _, err := s.Run(context.Background(), cells); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadRecords(dir)
+	if err != nil || len(recs) != len(cells) {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	old := recs[1]
+	old.Version = ResultsVersion - 1
+	if err := writeRecord(filepath.Join(dir, CellsDir), old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Merge(t.TempDir(), dir); err == nil || !strings.Contains(err.Error(), "1 of 4 cells were run by another ctxsim (cell "+old.ID) {
+		t.Errorf("merge with a cell of another version: %v", err)
+	}
+	sum, err := s.Run(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Ran != 1 || sum.Skipped != len(cells)-1 {
+		t.Errorf("rerun summary %+v, want the old cell run again and the rest skipped", sum)
+	}
+	recs, err = ReadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckVersions(recs); err != nil {
+		t.Errorf("after the rerun: %v", err)
+	}
+}

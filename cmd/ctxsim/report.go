@@ -43,6 +43,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(recs) == 0 {
 		return fmt.Errorf("report: no cells in %s (run ctxsim sweep first)", filepath.Join(*dir, bench.CellsDir))
 	}
+	if err := bench.CheckVersions(recs); err != nil {
+		return fmt.Errorf("report: %s: %w", filepath.Join(*dir, bench.CellsDir), err)
+	}
 	if err := writeReport(*dir, recs, *noFigures); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
