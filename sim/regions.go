@@ -748,29 +748,20 @@ var (
 // are hashed, the rest taken from the last region's (nearly every pointer
 // names the same) and the constant end's.
 func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *Block {
-	const ab = len(pointerHead) + len(pointerA) + len(pointerB)
-	if eb.Type != engine.BlockToolResult || len(text) < ab || text[:len(pointerHead)] != pointerHead {
+	if eb.Type != engine.BlockToolResult {
 		return nil
 	}
-	i := len(pointerHead)
-	for i < len(text) && '0' <= text[i] && text[i] <= '9' {
-		i++
-	}
-	if !strings.HasPrefix(text[i:], pointerA) {
+	pp, ok := splitPointer(text)
+	if !ok {
 		return nil
 	}
-	j := i + len(pointerA)
-	k := strings.IndexByte(text[j:], pointerB[0])
-	if k < 0 || !strings.HasPrefix(text[j+k:], pointerB) {
-		return nil
-	}
-	e := j + k + len(pointerB) // the preview's start
+	e := pp.preview
 	run, size := engine.FillerAt(text[e:])
 	end := text[e+size:]
 	if size == 0 || end != "]" && end != "…]" || e+len(end) > sigMaxBytes {
 		return nil
 	}
-	if name := text[j-2 : j+k+2]; name != p.ptrName {
+	if name := text[pp.name-2 : pp.nameEnd+2]; name != p.ptrName {
 		// A name with filler in it would be more segments.
 		if strings.IndexByte(name, 0xFF) >= 0 || literalRun(name, 0) < len(name) {
 			return nil
@@ -786,7 +777,7 @@ func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *
 	}
 	b := p.env.makeBlock(BlockToolResult, "", text, 0, nil, key, n)
 	sig := p.ptrSig
-	sig.add(text[len(pointerHead)-2 : i+2]) // across the head's end, the number, across A's start
+	sig.add(text[len(pointerHead)-2 : pp.num+2]) // across the head's end, the number, across A's start
 	if len(end) > 1 {
 		sig = sig.union(pointerEndCut)
 	} else {

@@ -305,32 +305,43 @@ const (
 // pointerSig holds the trigrams within the pointer's fixed parts.
 var pointerSig = sigOf(pointerHead).union(sigOf(pointerA)).union(sigOf(pointerB))
 
-// addPointer adds the trigrams of s if it is such a pointer, and reports
-// whether it is: the trigrams of its variable parts and across their ends
-// are hashed, those within the fixed parts are taken from their signatures.
-func (g *gramSig) addPointer(s string) bool {
+// pointerParts are where the variable parts of such a pointer end or start:
+// the end of its number, its region's name, and the start of its preview.
+type pointerParts struct{ num, name, nameEnd, preview int }
+
+// splitPointer finds the parts of s if it is such a pointer.
+func splitPointer(s string) (pointerParts, bool) {
 	const ab = len(pointerHead) + len(pointerA) + len(pointerB)
 	if len(s) < ab || s[:len(pointerHead)] != pointerHead {
-		return false
+		return pointerParts{}, false
 	}
 	i := len(pointerHead)
 	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
 		i++
 	}
 	if !strings.HasPrefix(s[i:], pointerA) {
-		return false
+		return pointerParts{}, false
 	}
 	j := i + len(pointerA)
 	k := strings.IndexByte(s[j:], pointerB[0])
 	if k < 0 || !strings.HasPrefix(s[j+k:], pointerB) {
+		return pointerParts{}, false
+	}
+	return pointerParts{num: i, name: j, nameEnd: j + k, preview: j + k + len(pointerB)}, true
+}
+
+// addPointer adds the trigrams of s if it is such a pointer, and reports
+// whether it is: the trigrams of its variable parts and across their ends
+// are hashed, those within the fixed parts are taken from their signatures.
+func (g *gramSig) addPointer(s string) bool {
+	pp, ok := splitPointer(s)
+	if !ok {
 		return false
 	}
-	k += j
-	e := k + len(pointerB)
 	w := *g
-	w.add(s[len(pointerHead)-2 : i+2]) // across the head's end, the number, across A's start
-	w.add(s[j-2 : k+2])                // across A's end, the region's name, across B's start
-	w.addLong(s[e-2:])                 // from across B's end on: the preview
+	w.add(s[len(pointerHead)-2 : pp.num+2]) // across the head's end, the number, across A's start
+	w.add(s[pp.name-2 : pp.nameEnd+2])      // across A's end, the region's name, across B's start
+	w.addLong(s[pp.preview-2:])             // from across B's end on: the preview
 	*g = w.union(pointerSig)
 	return true
 }
