@@ -45,14 +45,7 @@ func TestGrownCountMatchesCountText(t *testing.T) {
 					if step%3 == 2 {
 						text = strings.Clone(text) // an extension in other bytes
 					}
-					got, sig, ok := g.count(tok, text)
-					want, wantSig, wantOK := countSigned(tok, text)
-					if got != want || sig != wantSig || ok != wantOK {
-						t.Fatalf("trial %d step %d: grown count %d, %v, countSigned %d, %v, text %q", trial, step, got, ok, want, wantOK, text)
-					}
-					if g.size() != engine.TextLen(text) {
-						t.Fatalf("trial %d step %d: grown size %d, want %d, text %q", trial, step, g.size(), engine.TextLen(text), text)
-					}
+					checkGrownCount(t, &g, tok, text, trial, step)
 				}
 				// A different text (not an extension) is counted afresh.
 				other := strings.Repeat("~", 40) + "tail"
@@ -107,16 +100,23 @@ func TestGrownCountChunks(t *testing.T) {
 						buf = append(buf, odd[rng.IntN(len(odd))]...)
 					}
 					text := string(buf)
-					got, sig, ok := g.count(tok, text)
-					want, wantSig, wantOK := countSigned(tok, text)
-					if got != want || sig != wantSig || ok != wantOK {
-						t.Fatalf("trial %d step %d: grown count %d, %v, countSigned %d, %v, text %q", trial, step, got, ok, want, wantOK, text)
-					}
-					if g.size() != engine.TextLen(text) {
-						t.Fatalf("trial %d step %d: grown size %d, want %d, text %q", trial, step, g.size(), engine.TextLen(text), text)
-					}
+					checkGrownCount(t, &g, tok, text, trial, step)
 				}
 			}
 		})
+	}
+}
+
+// checkGrownCount counts text, the next version of g's, and checks the count,
+// signature and written-out size against counting it whole.
+func checkGrownCount(t *testing.T, g *grownCount, tok Tokenizer, text string, trial, step int) {
+	t.Helper()
+	got, sig, ok := g.count(tok, text)
+	want, wantSig, wantOK := countSigned(tok, text)
+	if got != want || sig != wantSig || ok != wantOK {
+		t.Fatalf("trial %d step %d: grown count %d, %v, countSigned %d, %v, text %q", trial, step, got, ok, want, wantOK, text)
+	}
+	if g.size() != engine.TextLen(text) {
+		t.Fatalf("trial %d step %d: grown size %d, want %d, text %q", trial, step, g.size(), engine.TextLen(text), text)
 	}
 }

@@ -128,3 +128,10 @@ func mustJSON(t testing.TB, v any) string {
 }
 
 var _ = fmt.Sprint
+
+// testEnv is a run's environment for tests that drive a policy or the meter
+// directly: bytes/4, a profile without a cache, the given window.
+func testEnv(t *testing.T, window int) *env {
+	t.Helper()
+	return &env{tok: mustTok(t), prof: testProfile("none"), window: window, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+}

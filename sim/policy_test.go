@@ -13,9 +13,7 @@ func newTestPolicy(t *testing.T, spec string, window int) (policy, *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof := testProfile("none")
-	tok, _ := NewTokenizer("bytes/4")
-	e := &env{tok: tok, prof: prof, window: window, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	e := testEnv(t, window)
 	p, err := newPolicy(ps, e, &future{uses: map[string][]int{}})
 	if err != nil {
 		t.Fatal(err)

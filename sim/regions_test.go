@@ -149,7 +149,7 @@ func TestRegionsMessageBreakpoints(t *testing.T) {
 			b.user(fmt.Sprintf("u%d", i), 30).asst(fmt.Sprintf("a%d", i), 30, 5)
 		}
 		ps, _ := ParsePolicy("regions:" + path)
-		e := &env{tok: mustTok(t), prof: testProfile("none"), window: 32768, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+		e := testEnv(t, 32768)
 		pol, err := newPolicy(ps, e, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -241,18 +241,18 @@ func (d *digestSink) Request(s RequestSample) {
 	d.sums = append(d.sums, h)
 }
 
-// The region policy converts only what the engine reports changed since the
-// last request (engine.Request.SameSystem and SameMessages). Converting every
-// request in full must give the same requests, and the same results, on every
-// synthetic workload with its blueprint and on random workloads, at small and
-// large windows.
-func TestRegionRequestsAsRebuilt(t *testing.T) {
-	type tc struct {
-		name, policy string
-		hdr          trace.Header
-		evs          []trace.Event
-	}
-	var cases []tc
+// regionCase is a workload run through a region policy.
+type regionCase struct {
+	name, policy string
+	hdr          trace.Header
+	evs          []trace.Event
+}
+
+// regionCases are every synthetic workload with its blueprint, and random
+// workloads with three blueprints.
+func regionCases(t *testing.T) []regionCase {
+	t.Helper()
+	var cases []regionCase
 	for _, name := range synthetic.Names() {
 		p, err := synthetic.Load(name, "")
 		if err != nil {
@@ -266,13 +266,22 @@ func TestRegionRequestsAsRebuilt(t *testing.T) {
 		if bp == "" {
 			bp = "coder"
 		}
-		cases = append(cases, tc{name, "regions:" + bp, synthetic.Header(p, 2), evs})
+		cases = append(cases, regionCase{name, "regions:" + bp, synthetic.Header(p, 2), evs})
 	}
 	for _, bp := range []string{"coder", "reviewer", "data-analyst"} {
 		h, evs := randomWorkload(5, 400)
-		cases = append(cases, tc{"random", "regions:" + bp, h, evs})
+		cases = append(cases, regionCase{"random", "regions:" + bp, h, evs})
 	}
-	for _, c := range cases {
+	return cases
+}
+
+// The region policy converts only what the engine reports changed since the
+// last request (engine.Request.SameSystem and SameMessages). Converting every
+// request in full must give the same requests, and the same results, on every
+// synthetic workload with its blueprint and on random workloads, at small and
+// large windows.
+func TestRegionRequestsAsRebuilt(t *testing.T) {
+	for _, c := range regionCases(t) {
 		for _, w := range []int{8192, 32768, 200000} {
 			var out [2]*Result
 			var sinks [2]*digestSink
@@ -344,32 +353,7 @@ func (s *promiseSink) Request(r RequestSample) {
 // hold on every synthetic workload with its blueprint and on random
 // workloads, at small and large windows, built in steps or in full.
 func TestRegionRequestPromises(t *testing.T) {
-	type tc struct {
-		name, policy string
-		hdr          trace.Header
-		evs          []trace.Event
-	}
-	var cases []tc
-	for _, name := range synthetic.Names() {
-		p, err := synthetic.Load(name, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var evs []trace.Event
-		if err := synthetic.Generate(p, 2, func(ev *trace.Event) error { evs = append(evs, *ev); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		bp := map[string]string{"log-analyzer": "log-analyzer", "researcher": "deep-researcher"}[name]
-		if bp == "" {
-			bp = "coder"
-		}
-		cases = append(cases, tc{name, "regions:" + bp, synthetic.Header(p, 2), evs})
-	}
-	for _, bp := range []string{"coder", "reviewer", "data-analyst"} {
-		h, evs := randomWorkload(5, 400)
-		cases = append(cases, tc{"random", "regions:" + bp, h, evs})
-	}
-	for _, c := range cases {
+	for _, c := range regionCases(t) {
 		for _, w := range []int{8192, 32768, 200000} {
 			for _, rebuild := range []bool{false, true} {
 				s := &promiseSink{t: t, name: fmt.Sprintf("%s %s %d %v", c.name, c.policy, w, rebuild)}

@@ -69,7 +69,7 @@ func TestSummarizeKeepsOnlyWhatTheSummariserKeeps(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &env{tok: mustTok(t), prof: testProfile("none"), window: 200000, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+			e := testEnv(t, 200000)
 			blocks := tc.blocks(e)
 			in := 0
 			for _, b := range blocks {
@@ -104,7 +104,7 @@ func TestSummarizeKeepsOnlyWhatTheSummariserKeeps(t *testing.T) {
 // the engine joins a region's entries, elided content as the region policy's
 // stand-in.
 func TestSummarizeIsTheEnginesSummariser(t *testing.T) {
-	e := &env{tok: mustTok(t), prof: testProfile("none"), window: 200000, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	e := testEnv(t, 200000)
 	f := trace.Fact{ID: "k", Text: "cache_ttl = 5m"}
 	ev := trace.Event{Kind: trace.KindToolResult, ID: "r2", Size: 3000, Facts: []trace.Fact{f}}
 	blocks := []*Block{

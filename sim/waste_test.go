@@ -49,11 +49,7 @@ func TestDeadWasteCountsAProbeHitInAnyBlock(t *testing.T) {
 //
 // No cache: re-prefill = 100 (A' is system content, never dead).
 func TestReprefillCountsAGrownBlocksPriorPart(t *testing.T) {
-	tok, err := NewTokenizer("bytes/4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{tok: tok, prof: testProfile("none"), window: 100000, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	e := testEnv(t, 100000)
 	var m meter
 	m.init(e, noCache{})
 	a := e.newBlock(BlockSystem, "r#1", text("A", 100), 0, nil)
@@ -170,11 +166,7 @@ func TestDeadByRegion(t *testing.T) {
 //
 // Dead (no probes): X 3×10 + B 20 + C 2×30 + D 40 = 150 of 140+140+180.
 func TestDeadWasteKeepsABlockListedTwice(t *testing.T) {
-	tok, err := NewTokenizer("bytes/4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{tok: tok, prof: testProfile("none"), window: 100000, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	e := testEnv(t, 100000)
 	var m meter
 	m.init(e, noCache{})
 	a := e.newBlock(BlockSystem, "a", text("A", 100), 0, nil)
