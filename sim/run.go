@@ -611,8 +611,7 @@ type meter struct {
 	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
-	fresh  []int32   // the request's blocks absent from the last one, by index
-	sigs   []gramSig // filters of the request's first blocks, see filter
+	fresh  []int32 // the request's blocks absent from the last one, by index
 	view   prefixView
 	ratios []float64 // per-pair prefix stability
 	sizes  []int32   // request tokens, for input growth
@@ -663,7 +662,6 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	v.cum = slices.Grow(v.cum[:lcpPtr], n-lcpPtr)[:n]
 	v.rcum = slices.Grow(v.rcum[:lcpPtr], n-lcpPtr)[:n]
 	chains, cum, rcum := v.chains, v.cum, v.rcum
-	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
 	var h uint64
 	tot, rtot := 0, 0
 	if lcpPtr > 0 {
@@ -830,17 +828,9 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		}
 	}
 	need := sigOf(p.Text)
-	if k, n := len(m.sigs), len(req.Blocks); k < n {
-		// Grown once and written in place: appending copied each twice.
-		m.sigs = slices.Grow(m.sigs, n-k)[:n]
-		sigs, blocks := m.sigs[k:], req.Blocks[k:n]
-		for i, b := range blocks[:len(sigs)] {
-			sigs[i] = b.filter()
-		}
-	}
-	for i, b := range req.Blocks {
-		if !m.sigs[i].covers(&need) {
-			continue // read from one array, not from each block
+	for _, b := range req.Blocks {
+		if b.sigState == 1 && !b.sig.covers(&need) && len(b.Facts) == 0 {
+			continue // its text lacks a trigram of the fact, and it lists none
 		}
 		if b.since >= 0 && int(b.since) <= memo.scannedAt {
 			continue // present at the last full search, and did not hold it
@@ -980,16 +970,6 @@ func (m *meter) widen(b *Block, i int) {
 	b.wide = new(wideSig)
 	*b.wide = *a.wide
 	signText(b.wide, b.Text, n, math.MaxInt)
-}
-
-// filter is a signature that rules block b out of holding any fact whose
-// trigrams it lacks: its text's, or all trigrams if it lists facts or has
-// no signature.
-func (b *Block) filter() gramSig {
-	if b.sigState != 1 || len(b.Facts) > 0 {
-		return gramSig{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
-	}
-	return b.sig
 }
 
 // signText adds to g (a signature or a wide one) the trigrams of s that
