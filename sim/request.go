@@ -119,28 +119,36 @@ func searchText(s, p string) bool {
 	}
 	// A window whose last pair is none of p[:m-1]'s moves by d; less is
 	// how much less one moves (zero as made: no per-search fill).
-	d := min(m-1, 255)
+	d := uint(min(m-1, 255))
 	var less [256]uint8
 	for j := 1; j < m-1; j++ { // the pair ending at j: later ones move less
-		x := uint(p[j-1])<<8 | uint(p[j])
-		less[byte(x>>5^x)] = uint8(d - min(m-1-j, 255))
+		less[pair(p[j-1], p[j])*gramMul>>24] = uint8(d - uint(min(m-1-j, 255)))
 	}
-	last := uint(p[m-2])<<8 | uint(p[m-1])
+	last := pair(p[m-2], p[m-1])
 	fails := 0
-	for e := m - 1; e < len(s); {
-		x := uint(s[e-1])<<8 | uint(s[e])
-		if x == last {
-			if s[e+1-m:e+1] == p {
-				return true
-			}
-			if fails++; fails > 8+e>>5 {
-				return strings.Contains(s[e+2-m:], p)
-			}
+	// The window's last pair is h[i], t[i]: i unsigned and below their
+	// length, so that reading them is not checked.
+	h, t := s[:len(s)-1], s[1:]
+	for i := uint(m - 2); i < uint(len(t)); {
+		x := pair(h[i], t[i])
+		if x != last {
+			i = i + d - uint(less[x*gramMul>>24])
+			continue
 		}
-		e += d - int(less[byte(x>>5^x)])
+		if s[i+2-uint(m):i+2] == p {
+			return true
+		}
+		if fails++; fails > 8+int(i>>5) {
+			return strings.Contains(s[i+3-uint(m):], p)
+		}
+		i++ // any shift below Horspool's is safe
 	}
 	return false
 }
+
+// pair is a byte pair as one number; the top byte of its product with
+// gramMul is its slot in searchText's shifts.
+func pair(a, b byte) uint32 { return uint32(a) | uint32(b)<<8 }
 
 // gramSig is a 256-bit set of a text's byte trigrams: a text that lacks one
 // of a fact's trigrams cannot contain the fact, which rules out most blocks
