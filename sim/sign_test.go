@@ -228,3 +228,25 @@ func TestTemplateBlocks(t *testing.T) {
 		t.Errorf("%d pointers made from their template, want %d", fast, 3*2*3*2)
 	}
 }
+
+// A probe finds its fact in a block that lists it though the block's text
+// lacks it: a refetched block, which the fact index does not hold, is
+// found by the scan, whose signature test must let such a block through.
+func TestPresentFindsAFactListedByARefetchedBlock(t *testing.T) {
+	e := testEnv(t, 100000)
+	var m meter
+	m.init(e, noCache{})
+	f := trace.Fact{ID: "f", Text: "key=42"}
+	e.refetching = true
+	b := e.newBlock(BlockToolResult, "r1", "some other output", 0, []trace.Fact{f})
+	e.refetching = false
+	need := sigOf(f.Text)
+	if b.sigState != 1 || b.sig.covers(&need) || len(e.factIdx[f.ID]) > 0 {
+		t.Fatal("the block is not a refetched one whose signature rules the fact out")
+	}
+	req := &Request{Blocks: []*Block{b}}
+	m.measure(req, 0, nil)
+	if got := m.present(req, &trace.Probe{Fact: f.ID, Text: f.Text}); got != b {
+		t.Fatalf("present = %v, want the block listing the fact", got)
+	}
+}
