@@ -611,7 +611,9 @@ type meter struct {
 	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
-	fresh  []int32 // the request's blocks absent from the last one, by index
+	fresh  []int32   // the request's blocks absent from the last one, by index
+	sigs   []gramSig // filters of the request's first blocks, see present
+	valid  int       // how many of sigs are written, not stale
 	view   prefixView
 	ratios []float64 // per-pair prefix stability
 	sizes  []int32   // request tokens, for input growth
@@ -662,6 +664,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	v.cum = slices.Grow(v.cum[:lcpPtr], n-lcpPtr)[:n]
 	v.rcum = slices.Grow(v.rcum[:lcpPtr], n-lcpPtr)[:n]
 	chains, cum, rcum := v.chains, v.cum, v.rcum
+	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
 	var h uint64
 	tot, rtot := 0, 0
 	if lcpPtr > 0 {
@@ -828,20 +831,52 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		}
 	}
 	need := sigOf(p.Text)
-	for _, b := range req.Blocks {
-		if b.sigState == 1 && !b.sig.covers(&need) && len(b.Facts) == 0 {
-			continue // its text lacks a trigram of the fact, and it lists none
+	// sigs holds the filters of the request's first blocks, written at
+	// earlier probes: measure cuts it at the first block changed since, and
+	// those from m.valid on are stale. If most of the request is unchanged
+	// since the last probe, the others are written in; if not (a region
+	// near its start changed), each block's own is read: written, it would
+	// soon be written again.
+	n := len(req.Blocks)
+	stable, k := len(m.sigs), min(m.valid, len(m.sigs))
+	m.sigs = slices.Grow(m.sigs, n-stable)[:n]
+	if n-stable <= n/2 {
+		for i, b := range req.Blocks[k:] {
+			m.sigs[k+i] = b.filter()
 		}
-		if b.since >= 0 && int(b.since) <= memo.scannedAt {
-			continue // present at the last full search, and did not hold it
+		k = n
+	}
+	m.valid = k
+	sigs := m.sigs[:k]
+	for i := range sigs {
+		if !sigs[i].covers(&need) {
+			continue
 		}
-		if b.hasFact(p, &need) {
-			memo.hits = append(memo.hits, b)
+		if b := req.Blocks[i]; m.found(b, p, &need, memo) {
+			return b
+		}
+	}
+	for _, b := range req.Blocks[k:] {
+		// As b.filter() does, read from the block.
+		if (b.sigState != 1 || b.sig.covers(&need) || len(b.Facts) > 0) && m.found(b, p, &need, memo) {
 			return b
 		}
 	}
 	memo.scannedAt = m.requests
 	return nil
+}
+
+// found reports whether block b, which its filter does not rule out, holds
+// the probe's fact, keeping it among memo's hits if it does.
+func (m *meter) found(b *Block, p *trace.Probe, need *gramSig, memo *factMemo) bool {
+	if b.since >= 0 && int(b.since) <= memo.scannedAt {
+		return false // present at the last full search, and did not hold it
+	}
+	if !b.hasFact(p, need) {
+		return false
+	}
+	memo.hits = append(memo.hits, b)
+	return true
 }
 
 // closeGone closes the blocks of left, listed in the last request, that the
@@ -970,6 +1005,16 @@ func (m *meter) widen(b *Block, i int) {
 	b.wide = new(wideSig)
 	*b.wide = *a.wide
 	signText(b.wide, b.Text, n, math.MaxInt)
+}
+
+// filter is a signature that rules block b out of holding any fact whose
+// trigrams it lacks: its text's, or all trigrams if it lists facts or has
+// no signature.
+func (b *Block) filter() gramSig {
+	if b.sigState != 1 || len(b.Facts) > 0 {
+		return gramSig{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	}
+	return b.sig
 }
 
 // signText adds to g (a signature or a wide one) the trigrams of s that
