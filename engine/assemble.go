@@ -1636,7 +1636,7 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 			if i < len(e.callTok) {
 				t = e.callTok[i]
 			}
-			h := hashParts(tc.ID, tc.Name, string(tc.Args))
+			h := hashCall(tc.ID, tc.Name, tc.Args)
 			m.Blocks = append(m.Blocks, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
 		}
 		return m
@@ -1767,7 +1767,7 @@ func (c *Context) renderCustom(r *region) ([]Block, []Message) {
 		for _, tc := range sm.ToolCalls {
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			emitted += t
-			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(tc.ID, tc.Name, string(tc.Args))})
+			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashCall(tc.ID, tc.Name, tc.Args)})
 		}
 		for _, tr := range sm.ToolResults {
 			t := c.counter.Count(tr.Content)
