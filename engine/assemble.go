@@ -610,8 +610,17 @@ func (a *assembler) keptLayout() ([]Block, int, int) {
 		}
 	}
 	blocks, spareLead := a.sysBuffer(n)
-	lead, held, leading := 0, 0, true
-	for i := range a.layout {
+	// The leading slots that did not change and that the spare buffer
+	// holds whole (all of them but the changed one's, mostly) are skipped
+	// in one step.
+	i, lead := 0, 0
+	for i < len(a.layout) && !a.layout[i].changed && lead+a.layout[i].n <= spareLead {
+		lead += a.layout[i].n
+		i++
+	}
+	blocks = blocks[:lead]
+	held, leading := lead, true
+	for ; i < len(a.layout); i++ {
 		s := &a.layout[i]
 		if !s.changed {
 			// Its blocks are as at the last build, all kept.
