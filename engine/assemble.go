@@ -610,8 +610,17 @@ func (a *assembler) keptLayout() ([]Block, int, int) {
 		}
 	}
 	blocks, spareLead := a.sysBuffer(n)
-	lead, held, leading := 0, 0, true
-	for i := range a.layout {
+	// The leading slots that did not change and that the spare buffer
+	// holds whole (all of them but the changed one's, mostly) are skipped
+	// in one step.
+	i, lead := 0, 0
+	for i < len(a.layout) && !a.layout[i].changed && lead+a.layout[i].n <= spareLead {
+		lead += a.layout[i].n
+		i++
+	}
+	blocks = blocks[:lead]
+	held, leading := lead, true
+	for ; i < len(a.layout); i++ {
 		s := &a.layout[i]
 		if !s.changed {
 			// Its blocks are as at the last build, all kept.
@@ -1636,7 +1645,7 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 			if i < len(e.callTok) {
 				t = e.callTok[i]
 			}
-			h := hashParts(tc.ID, tc.Name, string(tc.Args))
+			h := hashCall(tc.ID, tc.Name, tc.Args)
 			m.Blocks = append(m.Blocks, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
 		}
 		return m
@@ -1767,7 +1776,7 @@ func (c *Context) renderCustom(r *region) ([]Block, []Message) {
 		for _, tc := range sm.ToolCalls {
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			emitted += t
-			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashParts(tc.ID, tc.Name, string(tc.Args))})
+			m.Blocks = append(m.Blocks, Block{Region: r.name, Role: role, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashCall(tc.ID, tc.Name, tc.Args)})
 		}
 		for _, tr := range sm.ToolResults {
 			t := c.counter.Count(tr.Content)

@@ -86,19 +86,43 @@ func le64(s string) uint64 {
 
 // Sum returns the hash of everything written so far.
 func (h *hasher) Sum() uint64 {
-	var acc uint64
+	acc := xxP5
 	if h.total >= 32 {
-		v := h.v
-		acc = bits.RotateLeft64(v[0], 1) + bits.RotateLeft64(v[1], 7) + bits.RotateLeft64(v[2], 12) + bits.RotateLeft64(v[3], 18)
-		acc = xxMerge(acc, v[0])
-		acc = xxMerge(acc, v[1])
-		acc = xxMerge(acc, v[2])
-		acc = xxMerge(acc, v[3])
-	} else {
-		acc = xxP5
+		acc = xxLanes(h.v)
 	}
-	acc += h.total
-	b := h.buf[:h.n]
+	return xxTail(acc+h.total, h.buf[:h.n])
+}
+
+// xxh64 is the XXH64 of b in one pass: what a hasher that wrote b sums to.
+func xxh64(b []byte) uint64 {
+	n := uint64(len(b))
+	acc := xxP5
+	if len(b) >= 32 {
+		p1, p2 := xxP1, xxP2
+		v0, v1, v2, v3 := p1+p2, p2, uint64(0), 0-p1
+		for len(b) >= 32 {
+			v0 = xxRound(v0, binary.LittleEndian.Uint64(b[0:]))
+			v1 = xxRound(v1, binary.LittleEndian.Uint64(b[8:]))
+			v2 = xxRound(v2, binary.LittleEndian.Uint64(b[16:]))
+			v3 = xxRound(v3, binary.LittleEndian.Uint64(b[24:]))
+			b = b[32:]
+		}
+		acc = xxLanes([4]uint64{v0, v1, v2, v3})
+	}
+	return xxTail(acc+n, b)
+}
+
+// xxLanes merges the four lanes of an input of 32 bytes or more.
+func xxLanes(v [4]uint64) uint64 {
+	acc := bits.RotateLeft64(v[0], 1) + bits.RotateLeft64(v[1], 7) + bits.RotateLeft64(v[2], 12) + bits.RotateLeft64(v[3], 18)
+	acc = xxMerge(acc, v[0])
+	acc = xxMerge(acc, v[1])
+	acc = xxMerge(acc, v[2])
+	return xxMerge(acc, v[3])
+}
+
+// xxTail mixes in the last bytes (under 32), then avalanches.
+func xxTail(acc uint64, b []byte) uint64 {
 	for len(b) >= 8 {
 		acc ^= xxRound(0, binary.LittleEndian.Uint64(b))
 		acc = bits.RotateLeft64(acc, 27)*xxP1 + xxP4
@@ -121,18 +145,54 @@ func (h *hasher) Sum() uint64 {
 	return acc
 }
 
+// Short fields (ids, names, arguments, text, a tool result's pointer: 2 to
+// 200 bytes, mostly) are joined on the stack and hashed in one pass:
+// streaming them through a hasher's buffer cost more than hashing them.
+// The buffers are as small as their usual fields (they are zeroed per call).
+const (
+	shortMax = 64  // text, and a tool call's id, name and arguments
+	pairMax  = 256 // a tool result's id and text
+)
+
 // hashText is the content hash of a block's text.
 func hashText(s string) uint64 {
+	if len(s) <= shortMax {
+		var buf [shortMax]byte
+		return xxh64(buf[:copy(buf[:], s)])
+	}
 	h := newHasher()
 	h.WriteString(s)
 	return h.Sum()
 }
 
-// hashPair is hashParts of two, without the variadic loop (tool results).
+// hashPair is hashParts of two (tool results).
 func hashPair(a, b string) uint64 {
+	if len(a)+1+len(b) <= pairMax {
+		var buf [pairMax]byte
+		n := copy(buf[:], a) + 1 // and the separator, 0
+		n += copy(buf[n:], b)
+		return xxh64(buf[:n])
+	}
 	h := newHasher()
 	h.head(a)
 	h.WriteString(b)
+	return h.Sum()
+}
+
+// hashCall is hashParts(id, name, string(args)) (tool calls), without the
+// conversion.
+func hashCall(id, name string, args []byte) uint64 {
+	if len(id)+len(name)+2+len(args) <= shortMax {
+		var buf [shortMax]byte
+		n := copy(buf[:], id) + 1
+		n += copy(buf[n:], name) + 1
+		n += copy(buf[n:], args)
+		return xxh64(buf[:n])
+	}
+	h := newHasher()
+	h.head(id)
+	h.head(name)
+	h.WriteString(string(args))
 	return h.Sum()
 }
 

@@ -47,6 +47,9 @@ func TestHashFields(t *testing.T) {
 			if k <= n {
 				acc = acc*31 + hashPair(s[:k], s[k:n])
 				acc = acc*31 + hashParts(s[:k/2], s[k/2:k], s[k:n])
+				if hashCall(s[:k/2], s[k/2:k], []byte(s[k:n])) != hashParts(s[:k/2], s[k/2:k], s[k:n]) {
+					t.Fatalf("hashCall differs from hashParts at %d/%d", k, n)
+				}
 			}
 		}
 	}
