@@ -494,7 +494,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// what follows the part counted for its previous version.
 		oldSize := rs.grown.size() // rs.chunk's text, written out
 		n, sig, signed := rs.grown.count(p.env.tok, text)
-		b = p.env.makeBlock(kind, "", text, 0, nil, key, n)
+		b = p.env.makeTextBlock(kind, text, key, n)
 		b.textLen = rs.grown.size()
 		if signed {
 			b.sig, b.sigState = sig, 1
@@ -701,9 +701,18 @@ func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
 			p.cached = append(p.cached, b)
 		}
 	}
-	b.pos = len(p.req.Blocks) - w.base
+	n := len(p.req.Blocks)
+	b.pos = n - w.base
 	b.used = p.nreq
-	p.req.Blocks = appendKept(p.req.Blocks, b)
+	// appendKept of one block, which most requests add a few of.
+	if n == cap(p.req.Blocks) {
+		p.req.Blocks = append(p.req.Blocks, b)
+		return
+	}
+	p.req.Blocks = p.req.Blocks[:n+1]
+	if p.req.Blocks[n] != b {
+		p.req.Blocks[n] = b
+	}
 }
 
 // markMessages places the message breakpoints left of the budget.
@@ -820,7 +829,7 @@ func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *
 	} else {
 		n = p.env.tok.Count(text[:e]) + p.env.tok.CountBytes(run) + p.env.tok.Count(end)
 	}
-	b := p.env.makeBlock(BlockToolResult, "", text, 0, nil, key, n)
+	b := p.env.makeTextBlock(BlockToolResult, text, key, n)
 	sig := p.ptrSig
 	sig.add(text[len(pointerHead)-2 : num+2]) // across the head's end, the number, across A's start
 	if len(end) > 1 {
@@ -944,7 +953,7 @@ func (p *regionPolicy) toolUseBlock(eb *engine.Block, key uint64) *Block {
 	} else {
 		n = p.env.tok.Count(text)
 	}
-	b := p.env.makeBlock(BlockAssistant, "", text, 0, nil, key, n)
+	b := p.env.makeTextBlock(BlockAssistant, text, key, n)
 	sig := p.useSig
 	sig.add(text[len(toolUseHead)-2 : idEnd+2])                             // across the head's end, the id, across the name's start
 	sig.addLong(text[idEnd+len(p.useMid)-2 : len(text)-len(toolUseTail)+2]) // across the name's end, the args, across the tail's start
