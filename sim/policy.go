@@ -146,6 +146,19 @@ func (e *env) makeBlock(kind BlockKind, id, text string, size int, facts []trace
 	return b
 }
 
+// makeTextBlock is makeBlock(kind, "", text, 0, nil, hash, tokens): the
+// region policy's blocks, a dozen thousand in a run, passed half the
+// arguments (not by a call of makeBlock, nor makeBlock by one of it).
+func (e *env) makeTextBlock(kind BlockKind, text string, hash uint64, tokens int) *Block {
+	b := e.allocBlock()
+	b.Kind, b.Text = kind, text
+	b.since, b.nextUse = -1, -1
+	b.exempt, b.Refetched = kind == BlockTask || kind == BlockSystem, e.refetching
+	b.Tokens = tokens
+	b.Hash = hash
+	return b
+}
+
 // record enters block b under its content id, counting the content's
 // arrival the first time the id is seen.
 func (e *env) record(b *Block) {

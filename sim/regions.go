@@ -42,6 +42,7 @@ type regionPolicy struct {
 
 	callEvent map[string]string // tool call id -> tool_result event id
 	refetched map[string]bool   // call ids of refetch calls
+	lastCall  callInfo          // the call convert looked up last
 	regions   map[string]*regionState
 	// The states region last returned, the latest first: a region's blocks
 	// come in a row, and a request's new ones mostly from two regions in
@@ -73,10 +74,35 @@ type regionPolicy struct {
 	// from arena: the engine drops them long before the run ends).
 	standIns textArena
 	calls    []engine.ToolCall // reused by every assistant turn
-	// The trigrams of the pointers to the region last named by one (see
-	// pointerBlock): its name as the pointer has it, and their fixed parts'.
-	ptrName string
-	ptrSig  gramSig
+	// The pointer to a tool result last made from its template (see
+	// pointerBlock): its text from the number's end to the preview, and the
+	// trigrams within it and the fixed parts.
+	ptrMid string
+	ptrSig gramSig
+	// The tool last called (see toolUseBlock): its name, its calls' text
+	// from the id's closing quote to the args, and the trigrams within it
+	// and the fixed parts.
+	useName, useMid string
+	useSig          gramSig
+}
+
+// callInfo is what observe recorded of one tool call.
+type callInfo struct {
+	id, event           string // the call's id, and its result's event id
+	hasEvent, refetched bool
+	valid               bool // false once observe records another call or result
+}
+
+// call returns what observe recorded of the call id. A request converts a
+// call's use and its result in a row: the last one looked up is kept.
+func (p *regionPolicy) call(id string) *callInfo {
+	c := &p.lastCall
+	if !c.valid || c.id != id {
+		*c = callInfo{id: id, valid: true}
+		c.event, c.hasEvent = p.callEvent[id]
+		c.refetched = len(p.refetched) > 0 && p.refetched[id]
+	}
+	return c
 }
 
 // regionState is what converting blocks keeps of one region.
@@ -329,7 +355,16 @@ func (p *regionPolicy) content(ev *trace.Event) string {
 		return ev.Text
 	}
 	literal := p.env.literalRuns
-	b := p.standIns.room(standInLen(ev.Size, ev.Facts, literal))
+	// Room for its facts and two runs of filler, each encoded in at most 15
+	// bytes: measuring their encodings cost a third of making the stand-in.
+	n := 2 + 2*15
+	for _, f := range ev.Facts {
+		n += len(f.Text) + 1
+	}
+	if literal {
+		n = standInLen(ev.Size, ev.Facts, literal)
+	}
+	b := p.standIns.room(n)
 	return p.standIns.finish(appendStandIn(b, ev.Size, ev.Facts, literal))
 }
 
@@ -367,6 +402,7 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
 			if p.env.refetching {
 				p.refetched[c.ID] = true
+				p.lastCall.valid = false
 			}
 		}
 		text := ev.Text
@@ -379,6 +415,7 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		p.callEvent[ev.CallID] = ev.ID
+		p.lastCall.valid = false
 		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: p.content(ev), IsError: ev.IsError})
 		p.check("tool result", err)
 	case trace.KindContextOp:
@@ -437,7 +474,8 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	switch eb.Type {
 	case engine.BlockToolResult:
 		kind = BlockToolResult
-		evID, isEvent = p.callEvent[eb.ToolCallID]
+		c := p.call(eb.ToolCallID)
+		evID, isEvent = c.event, c.hasEvent
 	case engine.BlockToolUse:
 		kind = BlockAssistant
 	default:
@@ -456,7 +494,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// what follows the part counted for its previous version.
 		oldSize := rs.grown.size() // rs.chunk's text, written out
 		n, sig, signed := rs.grown.count(p.env.tok, text)
-		b = p.env.makeBlock(kind, "", text, 0, nil, key, n)
+		b = p.env.makeTextBlock(kind, text, key, n)
 		b.textLen = rs.grown.size()
 		if signed {
 			b.sig, b.sigState = sig, 1
@@ -490,7 +528,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if eb.Role == engine.RoleSystem && rs.kind == engine.KindPinned {
 		b.exempt = true // instructions and the task, as for flat policies
 	}
-	if eb.ToolCallID != "" && len(p.refetched) > 0 && p.refetched[eb.ToolCallID] {
+	if eb.ToolCallID != "" && p.call(eb.ToolCallID).refetched {
 		b.Refetched = true
 	}
 	return b
@@ -663,9 +701,18 @@ func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
 			p.cached = append(p.cached, b)
 		}
 	}
-	b.pos = len(p.req.Blocks) - w.base
+	n := len(p.req.Blocks)
+	b.pos = n - w.base
 	b.used = p.nreq
-	p.req.Blocks = appendKept(p.req.Blocks, b)
+	// appendKept of one block, which most requests add a few of.
+	if n == cap(p.req.Blocks) {
+		p.req.Blocks = append(p.req.Blocks, b)
+		return
+	}
+	p.req.Blocks = p.req.Blocks[:n+1]
+	if p.req.Blocks[n] != b {
+		p.req.Blocks[n] = b
+	}
 }
 
 // markMessages places the message breakpoints left of the budget.
@@ -748,26 +795,33 @@ var (
 // are hashed, the rest taken from the last region's (nearly every pointer
 // names the same) and the constant end's.
 func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *Block {
-	if eb.Type != engine.BlockToolResult {
+	if eb.Type != engine.BlockToolResult || !strings.HasPrefix(text, pointerHead) {
 		return nil
 	}
-	pp, ok := splitPointer(text)
-	if !ok {
-		return nil
+	// Nearly every pointer names the same region as the last one: past its
+	// number, it is the last one's text up to the preview.
+	num := len(pointerHead)
+	for num < len(text) && '0' <= text[num] && text[num] <= '9' {
+		num++
 	}
-	e := pp.preview
+	e := num + len(p.ptrMid)
+	if p.ptrMid == "" || !strings.HasPrefix(text[num:], p.ptrMid) {
+		pp, ok := splitPointer(text)
+		if !ok {
+			return nil
+		}
+		// A name with filler in it would be more segments.
+		if name := text[pp.name:pp.nameEnd]; strings.IndexByte(name, 0xFF) >= 0 || literalRun(name, 0) < len(name) {
+			return nil
+		}
+		p.ptrMid, p.ptrSig = text[pp.num:pp.preview], pointerSig
+		p.ptrSig.add(text[pp.name-2 : pp.nameEnd+2]) // across A's end, the region's name, across B's start
+		e = pp.preview
+	}
 	run, size := engine.FillerAt(text[e:])
 	end := text[e+size:]
 	if size == 0 || end != "]" && end != "…]" || e+len(end) > sigMaxBytes {
 		return nil
-	}
-	if name := text[pp.name-2 : pp.nameEnd+2]; name != p.ptrName {
-		// A name with filler in it would be more segments.
-		if strings.IndexByte(name, 0xFF) >= 0 || literalRun(name, 0) < len(name) {
-			return nil
-		}
-		p.ptrName, p.ptrSig = name, pointerSig
-		p.ptrSig.add(name) // across A's end, the region's name, across B's start
 	}
 	var n int
 	if bp, ok := p.env.tok.(bytesPer); ok {
@@ -775,9 +829,9 @@ func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *
 	} else {
 		n = p.env.tok.Count(text[:e]) + p.env.tok.CountBytes(run) + p.env.tok.Count(end)
 	}
-	b := p.env.makeBlock(BlockToolResult, "", text, 0, nil, key, n)
+	b := p.env.makeTextBlock(BlockToolResult, text, key, n)
 	sig := p.ptrSig
-	sig.add(text[len(pointerHead)-2 : pp.num+2]) // across the head's end, the number, across A's start
+	sig.add(text[len(pointerHead)-2 : num+2]) // across the head's end, the number, across A's start
 	if len(end) > 1 {
 		sig = sig.union(pointerEndCut)
 	} else {
@@ -845,7 +899,7 @@ func hexDigits(x uint32) uint64 {
 // (id and name Go-quoted).
 func toolUseText(id, name string, args []byte) string {
 	var a textArena
-	text, _ := a.toolUseText(id, name, args)
+	text, _ := a.toolUseText(id, toolUseMid(name), args)
 	return text
 }
 
@@ -859,15 +913,19 @@ const (
 // toolUseSig holds the trigrams within the fixed parts of a tool call's text.
 var toolUseSig = sigOf(toolUseHead).union(sigOf(toolUseName)).union(sigOf(toolUseTail))
 
-// toolUseText also returns where the quoted id ends in the text.
-func (a *textArena) toolUseText(id, name string, args []byte) (text string, idEnd int) {
-	b := a.room(len(id) + len(name) + len(args) + 40)
+// toolUseMid is a tool call's text from its id's closing quote to its args.
+func toolUseMid(name string) string {
+	return string(append(appendQuote([]byte(toolUseName), name), '>'))
+}
+
+// toolUseText also returns where the quoted id ends in the text; mid is
+// toolUseMid of the call's name.
+func (a *textArena) toolUseText(id, mid string, args []byte) (text string, idEnd int) {
+	b := a.room(len(id) + len(mid) + len(args) + 30)
 	b = append(b, toolUseHead...)
 	b = appendQuote(b, id)
 	idEnd = len(b)
-	b = append(b, toolUseName...)
-	b = appendQuote(b, name)
-	b = append(b, '>')
+	b = append(b, mid...)
 	b = append(b, args...)
 	b = append(b, toolUseTail...)
 	return a.finish(b), idEnd
@@ -877,9 +935,15 @@ func (a *textArena) toolUseText(id, name string, args []byte) (text string, idEn
 // unless its args hold filler (the quoted id and name cannot hold a byte
 // 0xFF, nor a run of filler that reaches past their quotes), its text is
 // one plain segment, counted from its length, and signed from the trigrams
-// of the parts that vary, those within the fixed parts taken from toolUseSig.
+// of the parts that vary, those within the fixed parts and the name's
+// (nearly every call names the tool the last one did) taken from useSig.
 func (p *regionPolicy) toolUseBlock(eb *engine.Block, key uint64) *Block {
-	text, idEnd := p.arena.toolUseText(eb.ToolCallID, eb.ToolName, eb.Args)
+	if eb.ToolName != p.useName || p.useMid == "" {
+		p.useName, p.useMid = eb.ToolName, toolUseMid(eb.ToolName)
+		p.useSig = toolUseSig
+		p.useSig.add(p.useMid[len(toolUseName)-2:]) // across the attribute's end, the name, '>'
+	}
+	text, idEnd := p.arena.toolUseText(eb.ToolCallID, p.useMid, eb.Args)
 	if len(text) > sigMaxBytes || literalRun(text, 0) < len(text) || bytes.IndexByte(eb.Args, 0xFF) >= 0 {
 		return p.env.makeBlockSigned(BlockAssistant, "", text, 0, nil, key)
 	}
@@ -889,10 +953,10 @@ func (p *regionPolicy) toolUseBlock(eb *engine.Block, key uint64) *Block {
 	} else {
 		n = p.env.tok.Count(text)
 	}
-	b := p.env.makeBlock(BlockAssistant, "", text, 0, nil, key, n)
-	sig := toolUseSig
-	sig.add(text[len(toolUseHead)-2 : idEnd+2])                                // across the head's end, the id, across the name's start
-	sig.addLong(text[idEnd+len(toolUseName)-2 : len(text)-len(toolUseTail)+2]) // across the name's end, the name and args, across the tail's start
+	b := p.env.makeTextBlock(BlockAssistant, text, key, n)
+	sig := p.useSig
+	sig.add(text[len(toolUseHead)-2 : idEnd+2])                             // across the head's end, the id, across the name's start
+	sig.addLong(text[idEnd+len(p.useMid)-2 : len(text)-len(toolUseTail)+2]) // across the name's end, the args, across the tail's start
 	b.sig, b.sigState, b.textLen = sig, 1, len(text)
 	return b
 }

@@ -368,3 +368,42 @@ func TestRegionRequestPromises(t *testing.T) {
 		}
 	}
 }
+
+// Each tool call's blocks get its own result's id and refetch mark, however
+// many calls one request converts.
+func TestRegionToolCallBlocks(t *testing.T) {
+	e := testEnv(t, 32768)
+	pol, err := newRegionPolicy(PolicySpec{Name: "regions", Arg: "coder"}, e, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pol.(*regionPolicy)
+	calls := func(ids ...string) []trace.ToolCall {
+		var cs []trace.ToolCall
+		for _, id := range ids {
+			cs = append(cs, trace.ToolCall{ID: id, Name: "grep"})
+		}
+		return cs
+	}
+	p.observe(&trace.Event{Kind: trace.KindTask, ID: "t", Text: "the task"})
+	p.observe(&trace.Event{Kind: trace.KindAssistant, ID: "a1", ToolCalls: calls("c1", "c2")})
+	p.observe(&trace.Event{Kind: trace.KindToolResult, ID: "r1", Tool: "grep", CallID: "c1", Text: "one"})
+	p.observe(&trace.Event{Kind: trace.KindToolResult, ID: "r2", Tool: "grep", CallID: "c2", Text: "two"})
+	e.refetching = true
+	p.observe(&trace.Event{Kind: trace.KindAssistant, ID: "a2", ToolCalls: calls("c3")})
+	p.observe(&trace.Event{Kind: trace.KindToolResult, ID: "r3", Tool: "grep", CallID: "c3", Text: "three"})
+	e.refetching = false
+	var got []string
+	for _, b := range p.request().Blocks {
+		switch {
+		case b.Kind == BlockToolResult:
+			got = append(got, fmt.Sprintf("%s:%v", b.ID, b.Refetched))
+		case strings.HasPrefix(b.Text, toolUseHead):
+			got = append(got, fmt.Sprintf("%.17s:%v", b.Text, b.Refetched))
+		}
+	}
+	want := `<tool_use id="c1":false <tool_use id="c2":false r1:false r2:false <tool_use id="c3":true r3:true`
+	if s := strings.Join(got, " "); s != want {
+		t.Errorf("tool call blocks %s, want %s", s, want)
+	}
+}

@@ -197,11 +197,13 @@ func TestTemplateBlocks(t *testing.T) {
 	fast := 0
 	for _, tok := range []Tokenizer{mustTok(t), bytesPer{"bytes/3.5", 3.5}, bpe} {
 		p := &regionPolicy{env: &env{tok: tok}}
-		for _, id := range []string{"c1234", "", "x\xff~", strings.Repeat(fillerByte, 20), `a"b`} {
-			for _, args := range []string{"", `{"path":"a/b"}`, "a" + run(40) + "b", strings.Repeat(fillerByte, 17), "\xff", strings.Repeat("x", 2100)} {
-				got := p.toolUseBlock(&engine.Block{ToolCallID: id, ToolName: "read_file", Args: []byte(args)}, 1)
-				if want := p.env.makeBlockSigned(BlockAssistant, "", got.Text, 0, nil, 1); !same(got, want) {
-					t.Errorf("tool call %.40q: %d tokens, signed %v; want %d, %v", got.Text, got.Tokens, got.sig, want.Tokens, want.sig)
+		for _, name := range []string{"read_file", "grep", "", `a"b`, strings.Repeat(fillerByte, 20), "read_file"} {
+			for _, id := range []string{"c1234", "", "x\xff~", strings.Repeat(fillerByte, 20), `a"b`} {
+				for _, args := range []string{"", `{"path":"a/b"}`, "a" + run(40) + "b", strings.Repeat(fillerByte, 17), "\xff", strings.Repeat("x", 2100)} {
+					got := p.toolUseBlock(&engine.Block{ToolCallID: id, ToolName: name, Args: []byte(args)}, 1)
+					if want := p.env.makeBlockSigned(BlockAssistant, "", got.Text, 0, nil, 1); !same(got, want) {
+						t.Errorf("tool call %.40q: %d tokens, signed %v; want %d, %v", got.Text, got.Tokens, got.sig, want.Tokens, want.sig)
+					}
 				}
 			}
 		}
