@@ -132,24 +132,20 @@ func (e *env) makeBlockSigned(kind BlockKind, id, text string, size int, facts [
 
 // makeBlock makes a block that record has yet to enter in env.content.
 func (e *env) makeBlock(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64, tokens int) *Block {
-	// The block is zero: set field by field, not copied whole (224 bytes,
-	// with a write barrier on every pointer while the GC marks).
-	b := e.allocBlock()
-	b.ID, b.Kind, b.Text, b.Size = id, kind, text, size
-	b.since, b.nextUse = -1, -1
-	b.exempt, b.Refetched = kind == BlockTask || kind == BlockSystem, e.refetching
+	b := e.makeTextBlock(kind, text, hash, tokens)
+	b.ID, b.Size = id, size
 	if len(facts) > 0 {
 		b.Facts = append([]trace.Fact(nil), facts...)
 	}
-	b.Tokens = tokens
-	b.Hash = hash
 	return b
 }
 
 // makeTextBlock is makeBlock(kind, "", text, 0, nil, hash, tokens): the
-// region policy's blocks, a dozen thousand in a run, passed half the
-// arguments (not by a call of makeBlock, nor makeBlock by one of it).
+// region policy's blocks, a dozen thousand in a run, are made with half the
+// arguments.
 func (e *env) makeTextBlock(kind BlockKind, text string, hash uint64, tokens int) *Block {
+	// The block is zero: set field by field, not copied whole (224 bytes,
+	// with a write barrier on every pointer while the GC marks).
 	b := e.allocBlock()
 	b.Kind, b.Text = kind, text
 	b.since, b.nextUse = -1, -1

@@ -857,8 +857,7 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 		}
 	}
 	for _, b := range req.Blocks[k:] {
-		// As b.filter() does, read from the block.
-		if (b.sigState != 1 || b.sig.covers(&need) || len(b.Facts) > 0) && m.found(b, p, &need, memo) {
+		if b.mayHold(&need) && m.found(b, p, &need, memo) {
 			return b
 		}
 	}
@@ -1015,6 +1014,11 @@ func (b *Block) filter() gramSig {
 		return gramSig{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	}
 	return b.sig
+}
+
+// mayHold reports whether b.filter() covers need, reading the block alone.
+func (b *Block) mayHold(need *gramSig) bool {
+	return b.sigState != 1 || len(b.Facts) > 0 || b.sig.covers(need)
 }
 
 // signText adds to g (a signature or a wide one) the trigrams of s that
