@@ -399,7 +399,8 @@ func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 			e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
 		}
 		copy(e.calls, calls)
-		for i, tc := range calls {
+		for i := range e.calls {
+			tc := &e.calls[i]
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			e.tokens += t
 			e.callTok[i] = t
@@ -417,13 +418,15 @@ const maxPending = 8
 // addCall records a call awaiting its result. A result most often answers
 // one of the newest calls, so those are listed: a map insert and delete
 // per call cost more than the rest of writing the turn.
-func (c *Context) addCall(tc ToolCall) {
-	c.takeCall(tc.ID) // a repeated id replaces the call it repeats
+func (c *Context) addCall(tc *ToolCall) {
+	if len(c.pending) > 0 || len(c.calls) > 0 {
+		c.takeCall(tc.ID) // a repeated id replaces the call it repeats
+	}
 	if len(c.pending) == maxPending {
 		c.calls[c.pending[0].ID] = c.pending[0]
 		c.pending = slices.Delete(c.pending, 0, 1)
 	}
-	c.pending = append(c.pending, tc)
+	c.pending = append(c.pending, *tc)
 }
 
 // takeCall returns and forgets the call awaiting id's result (the zero
@@ -439,6 +442,11 @@ func (c *Context) takeCall(id string) ToolCall {
 	if len(c.calls) == 0 {
 		return ToolCall{}
 	}
+	return c.takeMapped(id)
+}
+
+// takeMapped is takeCall for a call that is not among the newest.
+func (c *Context) takeMapped(id string) ToolCall {
 	tc := c.calls[id]
 	delete(c.calls, id)
 	return tc
