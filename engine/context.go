@@ -114,6 +114,7 @@ type Context struct {
 	callTokBuf []int
 	callRooms  []callRoom      // of turns that left, for AddAssistant to reuse
 	pointers   strings.Builder // the slab of wholePointer
+	call       ToolCall        // the call takeCall took last
 	route      route           // the last tool result's routing (resolveRoute)
 	free       []*entry        // entries let go of, for newEntry to reuse
 }
@@ -429,27 +430,28 @@ func (c *Context) addCall(tc *ToolCall) {
 	c.pending = append(c.pending, *tc)
 }
 
-// takeCall returns and forgets the call awaiting id's result (the zero
-// call if none is).
-func (c *Context) takeCall(id string) ToolCall {
+// takeCall forgets the call awaiting id's result and returns it (the zero
+// call if none is), kept in c.call until the next takeCall: a result's
+// call is read by the result's routing only.
+func (c *Context) takeCall(id string) *ToolCall {
 	for i := len(c.pending) - 1; i >= 0; i-- {
 		if c.pending[i].ID == id {
-			tc := c.pending[i]
+			c.call = c.pending[i]
 			c.pending = slices.Delete(c.pending, i, i+1)
-			return tc
+			return &c.call
 		}
 	}
-	if len(c.calls) == 0 {
-		return ToolCall{}
+	c.call = ToolCall{}
+	if len(c.calls) > 0 {
+		c.takeMapped(id)
 	}
-	return c.takeMapped(id)
+	return &c.call
 }
 
 // takeMapped is takeCall for a call that is not among the newest.
-func (c *Context) takeMapped(id string) ToolCall {
-	tc := c.calls[id]
+func (c *Context) takeMapped(id string) {
+	c.call = c.calls[id]
 	delete(c.calls, id)
-	return tc
 }
 
 // AddNudge records a "[System] …" runtime nudge in the conversation.

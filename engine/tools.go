@@ -142,9 +142,9 @@ func capReadFile(content string, size int) string {
 // shapeResult is what AddToolResult does to a result before storing it
 // for an error, a cap or file tracking: the content, its TextLen (or -1),
 // and whether file tracking took it.
-func (c *Context) shapeResult(tr ToolResult, rc *route, call ToolCall, content string, size int) (string, int, bool) {
+func (c *Context) shapeResult(tr ToolResult, rc *route, call *ToolCall, content string, size int) (string, int, bool) {
 	if tr.IsError {
-		if hint := c.pathErrorHint(rc.ct, call); hint != "" {
+		if hint := c.pathErrorHint(rc.ct, *call); hint != "" {
 			content += hint
 			size = -1
 		}
@@ -159,7 +159,7 @@ func (c *Context) shapeResult(tr ToolResult, rc *route, call ToolCall, content s
 		}
 	}
 	if fr := rc.files; fr != nil && !tr.IsError {
-		if text, ok := c.trackFile(fr, rc.ct, call, content); ok {
+		if text, ok := c.trackFile(fr, rc.ct, *call, content); ok {
 			return text, -1, true
 		}
 	}
