@@ -134,6 +134,7 @@ func (c *Context) appendHistory(h *region, se *entry) {
 				// them in runs.
 				sc.fold.text = fe.content
 				sc.fold.at, sc.at = sc.at, sc.fold.at[:0]
+				sc.fold.counted, sc.madeCounts = sc.madeCounts, sc.fold.counted
 			}
 			c.emit(Event{Kind: EventRecompact, Region: h.name, Tokens: in, Entries: n + 1, InputTokens: in, OutputTokens: fe.tokens, Message: "compact_history full: summaries folded into one"})
 			return

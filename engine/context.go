@@ -114,6 +114,7 @@ type Context struct {
 	callTokBuf []int
 	callRooms  []callRoom      // of turns that left, for AddAssistant to reuse
 	pointers   strings.Builder // the slab of wholePointer
+	call       ToolCall        // the call takeCall took last
 	route      route           // the last tool result's routing (resolveRoute)
 	free       []*entry        // entries let go of, for newEntry to reuse
 }
@@ -399,7 +400,8 @@ func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 			e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
 		}
 		copy(e.calls, calls)
-		for i, tc := range calls {
+		for i := range e.calls {
+			tc := &e.calls[i]
 			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			e.tokens += t
 			e.callTok[i] = t
@@ -417,31 +419,39 @@ const maxPending = 8
 // addCall records a call awaiting its result. A result most often answers
 // one of the newest calls, so those are listed: a map insert and delete
 // per call cost more than the rest of writing the turn.
-func (c *Context) addCall(tc ToolCall) {
-	c.takeCall(tc.ID) // a repeated id replaces the call it repeats
+func (c *Context) addCall(tc *ToolCall) {
+	if len(c.pending) > 0 || len(c.calls) > 0 {
+		c.takeCall(tc.ID) // a repeated id replaces the call it repeats
+	}
 	if len(c.pending) == maxPending {
 		c.calls[c.pending[0].ID] = c.pending[0]
 		c.pending = slices.Delete(c.pending, 0, 1)
 	}
-	c.pending = append(c.pending, tc)
+	c.pending = append(c.pending, *tc)
 }
 
-// takeCall returns and forgets the call awaiting id's result (the zero
-// call if none is).
-func (c *Context) takeCall(id string) ToolCall {
+// takeCall forgets the call awaiting id's result and returns it (the zero
+// call if none is), kept in c.call until the next takeCall: a result's
+// call is read by the result's routing only.
+func (c *Context) takeCall(id string) *ToolCall {
 	for i := len(c.pending) - 1; i >= 0; i-- {
 		if c.pending[i].ID == id {
-			tc := c.pending[i]
+			c.call = c.pending[i]
 			c.pending = slices.Delete(c.pending, i, i+1)
-			return tc
+			return &c.call
 		}
 	}
-	if len(c.calls) == 0 {
-		return ToolCall{}
+	c.call = ToolCall{}
+	if len(c.calls) > 0 {
+		c.takeMapped(id)
 	}
-	tc := c.calls[id]
+	return &c.call
+}
+
+// takeMapped is takeCall for a call that is not among the newest.
+func (c *Context) takeMapped(id string) {
+	c.call = c.calls[id]
 	delete(c.calls, id)
-	return tc
 }
 
 // AddNudge records a "[System] …" runtime nudge in the conversation.

@@ -30,33 +30,35 @@ func (e *EntryTooLargeError) Error() string {
 }
 
 // entry is one stored item. Its tokens are counted once, when written.
-// The one-byte fields are kept together, so that an entry packs into 192
-// bytes rather than 232.
+// It packs into 192 bytes, three cache lines: the fields every write and
+// every rendered message use come first, the one-byte fields together
+// among them, and what only some regions use (keys, checklist items, the
+// summariser's lines) last.
 type entry struct {
 	content string
 	tokens  int
-	key     string
-	calls   []ToolCall // assistant turn
-	callTok []int      // tokens of each call, counted when written
-	callID  string     // tool result
-	tool    string
-	stamp   uint64 // logical write clock (D6)
-
-	id   int // checklist item
-	note string
-
-	msg *Message // cached message rendering (sliding regions)
-
-	// The content's lines as the Extractive summariser scores them, kept
-	// from its second summary on (content does not change once the entry
-	// is stored).
-	lines []sumLine
+	stamp   uint64   // logical write clock (D6)
+	msg     *Message // cached message rendering (sliding regions)
 
 	kind                EntryKind
 	hasKey              bool
 	isError             bool
 	item, done          bool // checklist item
 	scanned, summarised bool
+
+	callID  string     // tool result
+	tool    string     // tool result
+	calls   []ToolCall // assistant turn
+	callTok []int      // tokens of each call, counted when written
+
+	key  string
+	id   int // checklist item
+	note string
+
+	// The content's lines as the Extractive summariser scores them, kept
+	// from its second summary on (content does not change once the entry
+	// is stored).
+	lines []sumLine
 }
 
 // region is a region instance in a live window.
@@ -216,7 +218,18 @@ func (r *region) clearAll() int {
 
 func (r *region) appendEntry(e *entry) {
 	r.lastStamp = max(r.lastStamp, e.stamp)
-	if n := len(r.entries); n == cap(r.entries) && 2*n <= cap(r.store) {
+	if len(r.entries) == cap(r.entries) {
+		r.appendFull(e)
+	} else {
+		r.entries = append(r.entries, e)
+	}
+	r.tokens += e.tokens
+	r.touch(len(r.entries) - 1)
+}
+
+// appendFull is appendEntry's append to a full array.
+func (r *region) appendFull(e *entry) {
+	if n := len(r.entries); 2*n <= cap(r.store) {
 		// The oldest entries left from the front of the array: the rest
 		// move down to its start rather than into a bigger one.
 		copy(r.store[:n], r.entries)
@@ -229,8 +242,6 @@ func (r *region) appendEntry(e *entry) {
 	} else {
 		r.entries = append(r.entries, e)
 	}
-	r.tokens += e.tokens
-	r.touch(len(r.entries) - 1)
 }
 
 func (r *region) joined() string {
@@ -323,22 +334,8 @@ func (c *Context) stampEntry(e *entry) {
 // append (ENGINE.md §3.1), compaction at the threshold (D2), the sliding
 // strategies (D4) and custom on_overflow.
 func (c *Context) write(r *region, e *entry) error {
-	if r.kind == KindCustom && r.script != nil {
-		if _, ok := r.script.HasHook("on_write"); ok {
-			repl, accept, err := r.script.OnWrite(c.scriptCtx(r), scriptEntry(e))
-			c.scriptOutput(r, "on_write")
-			switch {
-			case err != nil:
-				c.warn(r.name, fmt.Sprintf("on_write failed, entry accepted unchanged: %v", err))
-			case repl != nil:
-				e.content = repl.Content
-				e.tokens = c.counter.Count(e.content)
-				e.lines, e.scanned, e.summarised = nil, false, false
-			case !accept:
-				c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: e.tokens, Entries: 1, Message: "on_write dropped the entry"})
-				return nil
-			}
-		}
+	if r.kind == KindCustom && r.script != nil && c.onWrite(r, e) {
+		return nil
 	}
 	if r.kind == KindCompacting && len(r.entries) > 0 && r.tokens+e.tokens > r.threshold {
 		// D2: summarise what is there before the new content lands, so the
@@ -346,19 +343,45 @@ func (c *Context) write(r *region, e *entry) error {
 		c.compact(r, "threshold")
 	}
 	if err := c.push(r, e); err != nil {
-		if r.kind != KindCustom || r.def.Persistent {
-			return err
-		}
-		var be *BudgetError
-		if !asBudget(err, &be) || e.tokens > r.max {
-			return err
-		}
-		c.customOverflow(r, r.tokens+e.tokens-r.max, true)
-		if err := c.push(r, e); err != nil {
-			return err
-		}
+		return c.overflow(r, e, err)
 	}
 	return nil
+}
+
+// onWrite runs a custom region's on_write hook on e, and reports whether
+// it dropped e.
+func (c *Context) onWrite(r *region, e *entry) bool {
+	if _, ok := r.script.HasHook("on_write"); !ok {
+		return false
+	}
+	repl, accept, err := r.script.OnWrite(c.scriptCtx(r), scriptEntry(e))
+	c.scriptOutput(r, "on_write")
+	switch {
+	case err != nil:
+		c.warn(r.name, fmt.Sprintf("on_write failed, entry accepted unchanged: %v", err))
+	case repl != nil:
+		e.content = repl.Content
+		e.tokens = c.counter.Count(e.content)
+		e.lines, e.scanned, e.summarised = nil, false, false
+	case !accept:
+		c.emit(Event{Kind: EventDrop, Region: r.name, Tokens: e.tokens, Entries: 1, Message: "on_write dropped the entry"})
+		return true
+	}
+	return false
+}
+
+// overflow is write's answer to a push that failed with err: a
+// non-persistent custom region's on_overflow makes room, else err stands.
+func (c *Context) overflow(r *region, e *entry, err error) error {
+	if r.kind != KindCustom || r.def.Persistent {
+		return err
+	}
+	var be *BudgetError
+	if !asBudget(err, &be) || e.tokens > r.max {
+		return err
+	}
+	c.customOverflow(r, r.tokens+e.tokens-r.max, true)
+	return c.push(r, e)
 }
 
 func asBudget(err error, be **BudgetError) bool {
@@ -371,6 +394,23 @@ func asBudget(err error, be **BudgetError) bool {
 
 // push is the reference core append (region/mod.rs push_entry) with D4.
 func (c *Context) push(r *region, e *entry) error {
+	if r.tokens+e.tokens > r.max || r.def.Admission == AdmissionReject {
+		if err := c.makeRoom(r, e); err != nil {
+			return err
+		}
+	}
+	c.stampEntry(e)
+	r.appendEntry(e)
+	c.total += e.tokens
+	if r.kind == KindSlidingWindow {
+		c.enforceSliding(r)
+	}
+	return nil
+}
+
+// makeRoom is push's admission of e to r when r is over budget with it or
+// rejects what does not fit: the eviction that rolls r, else the error.
+func (c *Context) makeRoom(r *region, e *entry) error {
 	if r.tokens+e.tokens > r.max {
 		if r.def.Admission == AdmissionReject && len(r.entries) > 0 {
 			return &RegionFullError{Region: r.name, Used: r.tokens, Max: r.max}
@@ -387,10 +427,6 @@ func (c *Context) push(r *region, e *entry) error {
 	if r.def.Admission == AdmissionReject && r.kind == KindSlidingWindow && len(r.entries)+1 > r.def.MaxItems {
 		return &RegionFullError{Region: r.name, Used: r.tokens, Max: r.max}
 	}
-	c.stampEntry(e)
-	r.appendEntry(e)
-	c.total += e.tokens
-	c.enforceSliding(r)
 	return nil
 }
 

@@ -135,7 +135,13 @@ type sumScratch struct {
 	fold struct {
 		text string
 		at   []int32
+		// What foldClasses.count finds in its lines, if the pick that
+		// made them worked it out (counted.ok).
+		counted foldCounts
 	}
+	// madeCounts is fold.counted of the lines of the last summary pick
+	// made, when it took them from a fold's src by class.
+	madeCounts foldCounts
 	// The summary lines of the last two headers made (a region and its
 	// history take turns). Counted with the Context's counter; a
 	// Summarize call makes none.
@@ -568,6 +574,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 // taken by score class (foldClasses) and copied in runs, not one by one.
 func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, cands []sumLine, starts []int32, made bool, src string, srcAt []int32) (string, error) {
 	sc.made, sc.madeText = nil, ""
+	sc.madeCounts.ok = false
 	header := "[summary of " + region + "]"
 	budget := maxTokens - counter.Count(header+"\n")
 	if budget <= 0 {
@@ -579,7 +586,12 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	if made && src != "" && len(starts) > 1 && starts[0] == 0 && int(starts[1]) == len(srcAt) && len(srcAt) > 1 {
 		sc.flags = slices.Grow(sc.flags[:0], len(srcAt))[:len(srcAt)]
 		fc.flags = sc.flags
-		if fc.count(cands, srcAt, header) {
+		if fk := &sc.fold.counted; fk.ok && fk.header == header && len(fk.flags) == len(srcAt) {
+			// The fold before made src, and counted its lines.
+			fc.tokens, fc.bytes, fc.n = fk.tokens, fk.bytes, fk.n
+			copy(fc.flags, fk.flags)
+			nsrc = len(srcAt)
+		} else if fc.count(cands, srcAt, header) {
 			nsrc = len(srcAt)
 		}
 	}
@@ -623,6 +635,17 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		}
 	}
 	made = made && used > 0
+	// The counts of the lines made (but the header), for the next fold,
+	// when src's lines go by class: src's, less those not made as they
+	// are, and the lines put.
+	var nx *foldCounts
+	nend := int32(-1) // as count's end
+	if made && nsrc > 1 {
+		nx = &sc.madeCounts
+		nx.tokens, nx.bytes, nx.n = fc.tokens, fc.bytes, fc.n
+		nx.flags = append(nx.flags[:0], 0)
+		nx.header, nx.ok = header, true
+	}
 	var b strings.Builder
 	b.Grow(bytes)
 	b.WriteString(header)
@@ -650,6 +673,9 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 				if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
 					lines = append(lines, l)
 					at = append(at, int32(from))
+					if nx != nil {
+						nend = nx.add(&lines[len(lines)-1], from, nend, header)
+					}
 				}
 				cutRunSeen = true // cutLine added it to seen
 			}
@@ -679,12 +705,18 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 				l.first, l.bonus = false, false
 				lines = append(lines, l)
 				at = append(at, int32(from))
+				if nx != nil {
+					nend = nx.add(&lines[len(lines)-1], from, nend, header)
+				}
 			}
 			return
 		}
 		if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
 			lines = append(lines, l)
 			at = append(at, int32(from))
+			if nx != nil {
+				nend = nx.add(&lines[len(lines)-1], from, nend, header)
+			}
 		}
 	}
 	for i := 0; i < len(cands); i++ {
@@ -708,12 +740,29 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 					for _, a := range srcAt[seg:i] {
 						at = append(at, a+d)
 					}
+					if nx != nil {
+						// Lines of src that follow each other in it
+						// follow each other here.
+						k := len(nx.flags)
+						nx.flags = slices.Grow(nx.flags, i-seg)[:k+i-seg]
+						clear(nx.flags[k:])
+						if at[k]-1 != nend {
+							nx.flags[k] = flagRun
+						}
+						nend = int32(end) + d
+					}
 				}
 				switch {
 				case f&flagDrop != 0:
+					if nx != nil && i < nsrc {
+						nx.sub(&cands[i])
+					}
 					seg = i + 1
 				case f&flagPut != 0:
 					if i < nsrc {
+						if nx != nil {
+							nx.sub(&cands[i])
+						}
 						put(&cands[i])
 					}
 					seg = i + 1
@@ -747,8 +796,53 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			l.key = s[at[k] : int(at[k])+len(l.key)]
 		}
 		sc.made, sc.madeText = lines, s
+		if nx != nil && len(nx.flags) != len(lines) {
+			nx.ok = false
+		}
 	}
 	return s, nil
+}
+
+// foldCounts are what foldClasses.count finds in a summary's lines (but
+// its header): the fold that made them works them out from its src's, at
+// the cost of the lines it does not take in runs.
+type foldCounts struct {
+	tokens, bytes, n [maxScore + 1]int
+	flags            []uint8 // by line; the header's is 0
+	header           string  // the header count compares lines with
+	ok               bool
+}
+
+// sub takes a line of src that is not made as it is out of the counts.
+func (k *foldCounts) sub(l *sumLine) {
+	k.tokens[l.score] -= int(l.tokens)
+	k.bytes[l.score] -= l.size()
+	k.n[l.score]--
+}
+
+// add counts line l, made at at after lines ending at end (-1: after a
+// line that is put), and flags it as count would; it returns where the
+// next line must start less one to follow it.
+func (k *foldCounts) add(l *sumLine, at int, end int32, header string) int32 {
+	if l.first || l.bonus || l.score < 0 || l.score > maxScore {
+		k.ok = false
+		return -1
+	}
+	k.tokens[l.score] += int(l.tokens)
+	k.bytes[l.score] += l.size()
+	k.n[l.score]++
+	var f uint8
+	switch {
+	case int(l.cut) != len(l.key) || l.key == header || strings.HasSuffix(l.key, "…"):
+		f, end = flagPut, -1
+	case int32(at)-1 != end:
+		f = flagRun
+		fallthrough
+	default:
+		end = int32(at) + int32(len(l.key))
+	}
+	k.flags = append(k.flags, f)
+	return end
 }
 
 // foldClasses are a folded summary's lines (but its header) by score:

@@ -138,7 +138,7 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 		}
 		return strings.Join(parts, "\n")
 	}
-	fast := 0
+	fast, counted := 0, 0
 	for trial := range 600 {
 		maxTokens := 60 + r.IntN(600)
 		hmax := maxTokens + r.IntN(maxTokens)
@@ -180,6 +180,19 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 				if k == 1 {
 					c.sumSc.fold.text = "" // line by line
 				}
+				if fk := &c.sumSc.fold.counted; k == 0 && fk.ok && c.sumSc.fold.text != "" {
+					// The counts the fold worked out are count's.
+					e := hs[k].entries[0]
+					if e.content != c.sumSc.fold.text {
+						t.Fatalf("trial %d step %d: the folded summary is not the history's first entry", trial, step)
+					}
+					var fc foldClasses
+					fc.flags = make([]uint8, len(e.lines))
+					if !fc.count(e.lines, c.sumSc.fold.at, fk.header) || fc.tokens != fk.tokens || fc.bytes != fk.bytes || fc.n != fk.n || !slices.Equal(fc.flags[1:], fk.flags[1:]) {
+						t.Fatalf("trial %d step %d: the fold's counts differ from count's:\n%v\n%v\n%v %v", trial, step, fc, *fk, fc.flags, fk.flags)
+					}
+					counted++
+				}
 				var sb strings.Builder
 				for _, e := range hs[k].entries {
 					if n := c.counter.Count(e.content); e.tokens != n {
@@ -203,6 +216,9 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 	}
 	if fast < 500 {
 		t.Errorf("only %d folds took their lines by class", fast)
+	}
+	if counted < 400 {
+		t.Errorf("only %d folds had their lines counted by the fold before", counted)
 	}
 }
 

@@ -75,61 +75,34 @@ func lookupTool[V any](m map[string]V, tool string) (V, bool) {
 
 // AddToolResult stores a tool result where the stage's routing sends it
 // (ENGINE.md §8): caps, file tracking, the target region with its
-// truncation ladder, and the pointer left in the conversation.
+// truncation ladder, and the pointer left in the conversation. What most
+// results skip is done in functions of its own, so that the code a result
+// runs through takes few cache lines.
 func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
-	content := tr.Content
 	call := c.takeCall(tr.CallID)
 	tool := tr.Tool
 	if tool == "" {
 		tool = call.Name
 	}
 	rc := c.resolveRoute(tool)
-	ct := rc.ct
+	content := tr.Content
 	size := -1 // TextLen(content), once counted: newEntry need not count it again
-	if ct == "read_file" {
+	if rc.ct == "read_file" {
 		if size = TextLen(content); size > MaxReadFileBytes {
-			head := truncateUTF8(content, MaxReadFileBytes)
-			content = head + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", size, TextLen(head))
-			size = -1
+			content, size = capReadFile(content, size), -1
 		}
 	}
-	if tr.IsError {
-		if hint := c.pathErrorHint(ct, call); hint != "" {
-			content += hint
-			size = -1
-		}
-	}
-	if capTokens := rc.capTokens; capTokens > 0 {
-		if size < 0 {
-			size = TextLen(content)
-		}
-		if size > capTokens*4 {
-			content = truncateChars(content, capTokens*4) + "\n[...truncated]"
-			size = -1
-		}
-	}
-	target := rc.target
 	var routed Routed
-	if fr := rc.files; fr != nil && !tr.IsError {
-		if text, ok := c.trackFile(fr, ct, call, content); ok {
-			content, size = text, -1
-			routed.File = true
-		}
+	if tr.IsError || rc.capTokens > 0 || rc.files != nil {
+		content, size, routed.File = c.shapeResult(tr, rc, call, content, size)
 	}
 	r := rc.region
 	if r == nil {
-		return routed, fmt.Errorf("route %s result: %w", tool, &RegionNotFoundError{Region: target})
+		return routed, noRoute(tool, rc.target)
 	}
-	routed.Region = target
-	if target == "conversation" {
-		e := c.newSizedEntry(EntryToolResult, content, size)
-		e.callID, e.tool, e.isError = tr.CallID, tool, tr.IsError
-		out, err := c.ladder(r, e)
-		routed.Outcome, routed.Tokens = out, e.tokens
-		if out == RoutedWhole {
-			routed.Outcome = RoutedInline
-		}
-		return routed, err
+	routed.Region = rc.target
+	if rc.target == "conversation" {
+		return c.addInlineResult(tr, tool, content, size, routed)
 	}
 	e := c.newSizedEntry(EntryText, content, size)
 	if r.kind == KindCustom {
@@ -145,19 +118,10 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	}
 	routed.Outcome, routed.Tokens = out, e.tokens
 	var ptr string
-	size = -1 // the pointer's TextLen, if known
-	switch {
-	case r.hidden:
-		routed.Outcome = RoutedHidden
-		ptr = fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", target, full, previewOf(content))
-	case out == RoutedWhole:
+	if out == RoutedWhole && !r.hidden {
 		ptr, size = c.wholePointer(full, rc, content)
-	case out == RoutedTruncated:
-		preview := previewOf(content)
-		omitted := runeCount(content) - runeCount(e.content)
-		ptr = fmt.Sprintf("[output was too large for context region '%s': the start of it is in this prompt under that heading and %d characters were dropped. Release what you are finished with (context_delete) before fetching more this size. Preview: %s]", target, max(omitted, 0), preview)
-	default:
-		ptr = fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", target, previewOf(content))
+	} else {
+		ptr, size = otherPointer(&routed, r, full, content, e.content), -1
 	}
 	routed.Pointer = ptr
 	pe := c.newSizedEntry(EntryToolResult, ptr, size)
@@ -166,6 +130,72 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		return routed, err
 	}
 	return routed, nil
+}
+
+// capReadFile cuts a read_file result of size bytes to MaxReadFileBytes,
+// saying so.
+func capReadFile(content string, size int) string {
+	head := truncateUTF8(content, MaxReadFileBytes)
+	return head + fmt.Sprintf("\n[truncated] The file is %d bytes; the first %d are shown. Read a range, or narrow with a search, rather than re-reading the whole file.", size, TextLen(head))
+}
+
+// shapeResult is what AddToolResult does to a result before storing it
+// for an error, a cap or file tracking: the content, its TextLen (or -1),
+// and whether file tracking took it.
+func (c *Context) shapeResult(tr ToolResult, rc *route, call *ToolCall, content string, size int) (string, int, bool) {
+	if tr.IsError {
+		if hint := c.pathErrorHint(rc.ct, *call); hint != "" {
+			content += hint
+			size = -1
+		}
+	}
+	if capTokens := rc.capTokens; capTokens > 0 {
+		if size < 0 {
+			size = TextLen(content)
+		}
+		if size > capTokens*4 {
+			content = truncateChars(content, capTokens*4) + "\n[...truncated]"
+			size = -1
+		}
+	}
+	if fr := rc.files; fr != nil && !tr.IsError {
+		if text, ok := c.trackFile(fr, rc.ct, *call, content); ok {
+			return text, -1, true
+		}
+	}
+	return content, size, false
+}
+
+func noRoute(tool, target string) error {
+	return fmt.Errorf("route %s result: %w", tool, &RegionNotFoundError{Region: target})
+}
+
+// addInlineResult stores a result routed to the conversation itself.
+func (c *Context) addInlineResult(tr ToolResult, tool, content string, size int, routed Routed) (Routed, error) {
+	e := c.newSizedEntry(EntryToolResult, content, size)
+	e.callID, e.tool, e.isError = tr.CallID, tool, tr.IsError
+	out, err := c.ladder(c.conv, e)
+	routed.Outcome, routed.Tokens = out, e.tokens
+	if out == RoutedWhole {
+		routed.Outcome = RoutedInline
+	}
+	return routed, err
+}
+
+// otherPointer is the pointer left for a result not stored whole in r, or
+// stored in a hidden region, which sets its outcome; kept is what r stored
+// of content, full tokens long.
+func otherPointer(routed *Routed, r *region, full int, content, kept string) string {
+	switch {
+	case r.hidden:
+		routed.Outcome = RoutedHidden
+		return fmt.Sprintf("[output stored in context region '%s' (%d tokens), which this stage does not carry - it is kept for a later stage and cannot be read from here. Preview: %s]", r.name, full, previewOf(content))
+	case routed.Outcome == RoutedTruncated:
+		preview := previewOf(content)
+		omitted := runeCount(content) - runeCount(kept)
+		return fmt.Sprintf("[output was too large for context region '%s': the start of it is in this prompt under that heading and %d characters were dropped. Release what you are finished with (context_delete) before fetching more this size. Preview: %s]", r.name, max(omitted, 0), preview)
+	}
+	return fmt.Sprintf("[output could NOT be stored - context region '%s' is full and refused it, so only this preview survives. Release what you are finished with (context_delete) and fetch it again if you still need it. Preview: %s]", r.name, previewOf(content))
 }
 
 // route is a tool's routing in the current stage, resolved.
@@ -256,23 +286,31 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 // inlined, and as many as the pointer has parts were most of the
 // instruction-cache misses of routing a result.
 func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr string, textLen int) {
-	const p1 = "[output ("
-	if rc.mid == "" {
-		rc.mid = pointerMid(rc.target)
-	}
-	var num [32]byte
-	n := strconv.AppendInt(append(num[:0], p1...), int64(tokens), 10)
-	if k, size := parseRun(content); size > 0 && k > 160 {
+	if k, size := parseRun(content); size > 0 && k > 160 && rc.runEnd != "" {
 		// The preview is 160 bytes of the run, cut (previewParts).
-		if rc.runEnd == "" {
-			rc.runEnd = rc.mid + string(AppendFiller(nil, 160)) + "…]"
-		}
+		var num [32]byte
+		n := strconv.AppendInt(append(num[:0], "[output ("...), int64(tokens), 10)
 		sb := c.pointerRoom(len(n) + len(rc.runEnd))
 		from := sb.Len()
 		sb.Write(n)
 		sb.WriteString(rc.runEnd)
 		return sb.String()[from:], len(n) + len(rc.mid) + 160 + len("…]")
 	}
+	return c.previewPointer(tokens, rc, content)
+}
+
+// previewPointer is wholePointer in full: for a result that does not start
+// with a long run, or the route's first.
+func (c *Context) previewPointer(tokens int, rc *route, content string) (ptr string, textLen int) {
+	if rc.mid == "" {
+		rc.mid = pointerMid(rc.target)
+	}
+	if k, size := parseRun(content); size > 0 && k > 160 {
+		rc.runEnd = rc.mid + string(AppendFiller(nil, 160)) + "…]"
+		return c.wholePointer(tokens, rc, content)
+	}
+	var num [32]byte
+	n := strconv.AppendInt(append(num[:0], "[output ("...), int64(tokens), 10)
 	head, tail, cut := previewParts(content)
 	var run [16]byte
 	end := AppendFiller(run[:0], tail)
@@ -385,10 +423,14 @@ func isASCII(s string) bool {
 // ladder is the region-full ladder (ENGINE.md §8.3): write, else truncate to
 // what is left, else a [result omitted] placeholder.
 func (c *Context) ladder(r *region, e *entry) (RouteOutcome, error) {
-	err := c.write(r, e)
-	if err == nil {
-		return RoutedWhole, nil
+	if err := c.write(r, e); err != nil {
+		return c.cutToFit(r, e, err)
 	}
+	return RoutedWhole, nil
+}
+
+// cutToFit is the ladder past a write that failed with err.
+func (c *Context) cutToFit(r *region, e *entry, err error) (RouteOutcome, error) {
 	orig := e.content
 	avail := r.max - r.tokens
 	if avail > 100 {
