@@ -326,6 +326,7 @@ type assembler struct {
 	winsListed              bool
 	lead, msgsOK, spareOK   int
 	moved                   bool // the last rebuild dropped leading messages
+	general                 bool // tests: no fast path (grewOne)
 	msgsMarked, spareMarked int
 	flagged                 int         // the message flagged in msgs, or -1
 	begin, cont             Message     // finishing's "Begin." and "Continue."
@@ -367,24 +368,7 @@ func (c *Context) Assemble() *Request {
 	sameSys, sameMsgs, dropMsgs := len(a.system), len(a.msgs), 0
 	var preamble []Message
 	if sysDirty {
-		var blocks []Block
-		lead, held := 0, 0
-		if !relist && !hasCustom && !many && a.system != nil && c.renderChanged(changed) {
-			blocks, lead, held = a.keptLayout()
-		} else {
-			groups, n, pre := c.sortGroups()
-			preamble = pre
-			blocks, lead, held = a.newLayout(groups, n)
-		}
-		a.sysLead = lead
-		if old := a.spareSys; len(old) > len(blocks) {
-			clear(old[len(blocks):]) // holds no stale text
-		}
-		c.watchStable(a.system, blocks, lead)
-		marks, tokens, hash := a.finishSystem(blocks, lead, held)
-		a.spareSys, a.spareMarks = a.system, a.sysMarks
-		a.system, a.sysMarks, a.sysTokens, a.sysHash = blocks, marks, tokens, hash
-		sameSys = sameBlocks(a.spareSys, a.system, lead)
+		sameSys, preamble = c.buildSystem(changed, relist || hasCustom || many)
 	}
 	a.spareChanged = changed[:0]
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
@@ -519,6 +503,39 @@ func (c *Context) Assemble() *Request {
 		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs,
 		SystemBreakpoints: marks, FlaggedMessage: a.flagged}
 	return req
+}
+
+// buildSystem builds the system blocks of a request, given the system
+// regions that changed since the last build (all of them if anew), and
+// returns how many leading blocks are as in the last request, and the
+// custom regions' messages.
+func (c *Context) buildSystem(changed []*region, anew bool) (int, []Message) {
+	a := &c.asm
+	var preamble []Message
+	var blocks []Block
+	lead, held := 0, 0
+	kept := !anew && a.system != nil
+	if kept && len(changed) == 1 && !a.general {
+		blocks, lead, held = c.grewOne(changed[0])
+	}
+	if blocks != nil {
+		// The commonest build: done.
+	} else if kept && c.renderChanged(changed) {
+		blocks, lead, held = a.keptLayout()
+	} else {
+		groups, n, pre := c.sortGroups()
+		preamble = pre
+		blocks, lead, held = a.newLayout(groups, n)
+	}
+	a.sysLead = lead
+	if old := a.spareSys; len(old) > len(blocks) {
+		clear(old[len(blocks):]) // holds no stale text
+	}
+	c.watchStable(a.system, blocks, lead)
+	marks, tokens, hash := a.finishSystem(blocks, lead, held)
+	a.spareSys, a.spareMarks = a.system, a.sysMarks
+	a.system, a.sysMarks, a.sysTokens, a.sysHash = blocks, marks, tokens, hash
+	return sameBlocks(a.spareSys, a.system, lead), preamble
 }
 
 // sortGroups renders every visible system region that changed and lists
@@ -658,6 +675,42 @@ func (a *assembler) keptLayout() ([]Block, int, int) {
 		s.n, s.stamp = len(bs), rd.stamp // the hint is kept (renderChanged)
 	}
 	return blocks, lead, held
+}
+
+// grewOne is renderChanged and keptLayout for the commonest build: the
+// one region that changed keeps its place and its first blocks (a grows
+// region's open chunk grew, or a chunk was added), and the spare buffer
+// holds every block before the region's. Otherwise it returns no blocks,
+// having changed nothing but the region's rendering.
+func (c *Context) grewOne(r *region) ([]Block, int, int) {
+	a := &c.asm
+	c.renderRegion(r)
+	rd := &r.rend
+	bs := rd.blocks
+	i, at := 0, 0
+	for i < len(a.layout) && a.layout[i].r != r {
+		at += a.layout[i].n
+		i++
+	}
+	if i == len(a.layout) || len(bs) == 0 {
+		return nil, 0, 0
+	}
+	s := &a.layout[i]
+	same := min(rd.sysKept, len(bs), s.n)
+	n := len(a.system) - s.n + len(bs)
+	if same == len(bs) && same == s.n || a.sysLead < at || cap(a.spareSys) < n ||
+		volTier(&bs[0]) != s.tier || bs[0].Cache.priority() != s.prio {
+		return nil, 0, 0
+	}
+	h := min(same, a.sysLead-at)
+	blocks := appendBlocks(a.spareSys[:at], bs, h)
+	// The blocks after the region's are not as at the last build.
+	for j := i + 1; j < len(a.layout); j++ {
+		blocks = appendBlocks(blocks, a.layout[j].r.rend.blocks, 0)
+	}
+	rd.sysKept = len(bs) // until rendered again
+	s.n, s.stamp = len(bs), rd.stamp
+	return blocks, at + same, at + h
 }
 
 // newLayout builds the n system blocks of groups, in their order, which

@@ -604,3 +604,88 @@ log = { kind = "sliding_window", max_items = 4, max_tokens = 5000 }
 		t.Fatalf("generator covers too little: %d stage changes, %d requests", stages, changes)
 	}
 }
+
+// grewOne, the fast path for a build in which one region changed in place,
+// gives what renderChanged and keptLayout give: two contexts given the same
+// writes, deletions, compactions and turns, one on the general path only,
+// make the same requests and keep the same sums.
+func TestGrewOneAsGeneral(t *testing.T) {
+	// The second layout has few enough hint runs for RecentlyChanged
+	// retagging (finishSystem), which the newest of notes and code takes.
+	layouts := []string{`[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+notes = { kind = "pinned", max_tokens = 30000, volatility = "grows" }
+code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+hist = { kind = "compact_history", source_region = "code", max_tokens = 3000 }
+scratch = { kind = "temporary", max_tokens = 4000 }
+stage_instructions = { kind = "pinned", max_tokens = 2000, volatility = "rewritten" }
+conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
+`, `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+notes = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
+`}
+	dump := func(c *Context, req *Request) string {
+		a := &c.asm
+		return fmt.Sprintf("%+v\nlead=%d marks=%+v sums=%+v layout=%d", *req, a.sysLead, a.sysMarks, a.sysSums, len(a.layout))
+	}
+	retagged := 0
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
+		bp, err := ParseBlueprint("grows.leviath", []byte(layouts[seed%2]), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(seed, 13))
+		var cs [2]*Context
+		for k := range cs {
+			if cs[k], err = New(bp, Options{Window: 200_000, Task: "the task"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs[1].asm.general = true
+		var pending []string
+		for i := range 400 {
+			reg := []string{"notes", "code", "code", "code", "scratch", "stage_instructions"}[rng.IntN(6)]
+			body := fmt.Sprintf("entry %d of %s\n%s", i, reg, strings.Repeat("y", 40+rng.IntN(3000)))
+			n := rng.IntN(30)
+			id := fmt.Sprint("c", i)
+			args, _ := json.Marshal(map[string]any{"region": reg, "oldest": 1 + rng.IntN(3)})
+			if n == 20 || n == 21 {
+				pending = append(pending, id)
+			}
+			for _, c := range cs {
+				switch {
+				case n == 20 || n == 21:
+					c.AddAssistant("calling", []ToolCall{{ID: id, Name: "bash", Args: json.RawMessage(`{}`)}})
+				case n >= 22 && n <= 24 && len(pending) > 0:
+					c.AddToolResult(ToolResult{CallID: pending[0], Tool: "bash", Content: body[:min(len(body), 200)]})
+				case n >= 25:
+					c.AddUser(body[:min(len(body), 100)])
+				case n < 17:
+					_ = c.Write(reg, body)
+				case n < 19:
+					c.CallTool("context_delete", args)
+				}
+			}
+			if n >= 22 && n <= 24 && len(pending) > 0 {
+				pending = pending[1:]
+			}
+			if rng.IntN(4) == 0 {
+				continue // several writes between requests
+			}
+			fast, slow := cs[0].Assemble(), cs[1].Assemble()
+			if cs[1].asm.sysMarks.retag >= 0 {
+				retagged++
+			}
+			if got, want := dump(cs[0], fast), dump(cs[1], slow); got != want {
+				t.Fatalf("seed %d op %d: the fast path's request differs:\n%s\nwant\n%s", seed, i, got, want)
+			}
+		}
+	}
+	if retagged < 100 {
+		t.Fatalf("only %d requests retagged: the layouts cover too little", retagged)
+	}
+}
