@@ -278,25 +278,10 @@ type blockSlot struct {
 	i   int // 1 + the index; 0 marks an empty slot
 }
 
-// find returns the index of key, or -1.
-func (t *blockTable) find(key uint64) int {
-	if t.n == 0 {
-		return -1
-	}
-	mask := uint64(len(t.slots) - 1)
-	for j := key & mask; ; j = (j + 1) & mask {
-		s := &t.slots[j]
-		if s.i == 0 {
-			return -1
-		}
-		if s.key == key {
-			return s.i - 1
-		}
-	}
-}
-
-// add adds key, which the table lacks, with index i.
-func (t *blockTable) add(key uint64, i int) {
+// slot returns the slot of key, or the empty one it would take, which
+// stays valid until the table next changes: a key is looked up, and added
+// when missing, with one probe.
+func (t *blockTable) slot(key uint64) *blockSlot {
 	if 2*(t.n+1) > len(t.slots) {
 		old := t.slots
 		t.slots, t.n = make([]blockSlot, max(64, 2*len(old))), 0
@@ -307,12 +292,22 @@ func (t *blockTable) add(key uint64, i int) {
 		}
 	}
 	mask := uint64(len(t.slots) - 1)
-	j := key & mask
-	for t.slots[j].i != 0 {
-		j = (j + 1) & mask
+	for j := key & mask; ; j = (j + 1) & mask {
+		if s := &t.slots[j]; s.i == 0 || s.key == key {
+			return s
+		}
 	}
-	t.slots[j] = blockSlot{key: key, i: i + 1}
+}
+
+// fill enters key with index i in s, its empty slot.
+func (t *blockTable) fill(s *blockSlot, key uint64, i int) {
+	*s = blockSlot{key: key, i: i + 1}
 	t.n++
+}
+
+// add adds key, which the table lacks, with index i.
+func (t *blockTable) add(key uint64, i int) {
+	t.fill(t.slot(key), key, i)
 }
 
 // parsedBlueprint is an embedded blueprint parsed once.
@@ -389,8 +384,13 @@ func (p *regionPolicy) warn(format string, args ...any) {
 }
 
 // start creates the engine once the task is known (or the first event that
-// needs the engine arrives).
+// needs the engine arrives), reporting whether it runs: every event and
+// request asks, and all but the first find it running.
 func (p *regionPolicy) start() bool {
+	return p.ctx != nil || p.startEngine()
+}
+
+func (p *regionPolicy) startEngine() bool {
 	if p.ctx != nil || p.err != nil {
 		return p.ctx != nil
 	}
@@ -698,8 +698,11 @@ func (p *regionPolicy) request() *Request {
 	if len(*a) < p.room {
 		*a = make([]*Block, p.room)
 	}
-	p.req.Blocks = appendKept((*a)[start:start], p.sys...)
-	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
+	head := p.sys
+	if ns == prevSys {
+		head = p.prev[:ns+sameSys] // the last request led with the same trace's system blocks
+	}
+	p.req.Blocks = appendKept((*a)[start:start], head...)
 	if ns == prevSys {
 		p.req.same = ns + sameSys // the meter need not compare them
 	}
@@ -784,12 +787,12 @@ func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
 		b = p.prev[w.k]
 		w.k++
 	default:
-		if i := p.index.find(key); i >= 0 {
-			b = p.cached[i]
+		if s := p.index.slot(key); s.i != 0 {
+			b = p.cached[s.i-1]
 			w.k = w.prevBase + b.pos + 1
 		} else {
 			b = p.convert(eb, key)
-			p.index.add(key, len(p.cached))
+			p.index.fill(s, key, len(p.cached))
 			p.cached = append(p.cached, b)
 		}
 	}

@@ -447,3 +447,40 @@ func TestCallTable(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockTable checks the converted blocks' index against a map, with
+// keys whose low bits collide, across the table's growth.
+func TestBlockTable(t *testing.T) {
+	var tab blockTable
+	want := map[uint64]int{}
+	for i := range 500 {
+		key := uint64(i%7)<<40 | uint64(i%3)<<8 // few distinct low bits
+		if i%5 == 0 {
+			key = uint64(i) * 0x9E3779B97F4A7C15
+		}
+		if _, ok := want[key]; ok {
+			continue
+		}
+		s := tab.slot(key)
+		if s.i != 0 {
+			t.Fatalf("slot(%#x) holds index %d before it was added", key, s.i-1)
+		}
+		tab.fill(s, key, i)
+		want[key] = i
+		if k := key ^ 1<<63; i%2 == 0 && want[k] == 0 {
+			tab.add(k, i+1000) // added without a slot in hand
+			want[k] = i + 1000
+		}
+	}
+	if tab.n != len(want) {
+		t.Errorf("%d keys in the table, want %d", tab.n, len(want))
+	}
+	for key, i := range want {
+		if s := tab.slot(key); s.i != i+1 || s.key != key {
+			t.Errorf("slot(%#x) = %+v, want index %d", key, *s, i)
+		}
+	}
+	if s := tab.slot(12345); s.i != 0 {
+		t.Errorf("slot of a missing key = %+v, want an empty one", *s)
+	}
+}
