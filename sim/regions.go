@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,10 +41,8 @@ type regionPolicy struct {
 	sys  []*Block // the trace's system prompt and tool schemas, sent ahead of the regions
 	task string
 
-	callEvent map[string]string // tool call id -> tool_result event id
-	refetched map[string]bool   // call ids of refetch calls
-	lastCall  callInfo          // the call convert looked up last
-	regions   map[string]*regionState
+	calls   callTable // what observe recorded of each tool call id
+	regions map[string]*regionState
 	// The states region last returned, the latest first: a region's blocks
 	// come in a row, and a request's new ones mostly from two regions in
 	// turn (a chunk of a system region, then messages).
@@ -73,7 +72,7 @@ type regionPolicy struct {
 	// standIns holds the stand-ins of elided tool results with facts (apart
 	// from arena: the engine drops them long before the run ends).
 	standIns textArena
-	calls    []engine.ToolCall // reused by every assistant turn
+	turn     []engine.ToolCall // reused by every assistant turn
 	// The pointer to a tool result last made from its template (see
 	// pointerBlock): its text from the number's end to the preview, and the
 	// trigrams within it and the fixed parts.
@@ -86,23 +85,112 @@ type regionPolicy struct {
 	useSig          gramSig
 }
 
-// callInfo is what observe recorded of one tool call.
+// callInfo is what observe recorded of one tool call id.
 type callInfo struct {
-	id, event           string // the call's id, and its result's event id
-	hasEvent, refetched bool
-	valid               bool // false once observe records another call or result
+	id, event           string // the call's id, and its last result's event id
+	hasEvent, refetched bool   // a result was seen; a call was made while refetching
 }
 
-// call returns what observe recorded of the call id. A request converts a
-// call's use and its result in a row: the last one looked up is kept.
-func (p *regionPolicy) call(id string) *callInfo {
-	c := &p.lastCall
-	if !c.valid || c.id != id {
-		*c = callInfo{id: id, valid: true}
-		c.event, c.hasEvent = p.callEvent[id]
-		c.refetched = len(p.refetched) > 0 && p.refetched[id]
+// callTable holds a callInfo per tool call id, in the order first seen, by
+// open addressing on a hash of the id as blockTable. A request converts the
+// blocks of the newest call nearly always: that one is found by comparing
+// its id (mostly the very string observe had), without hashing it, so each
+// call costs one insert where a map cost five operations.
+type callTable struct {
+	infos []callInfo
+	slots []callSlot
+}
+
+type callSlot struct {
+	hash uint32 // the id's idHash, its upper half
+	i    uint32 // 1 + the index in infos; 0 marks an empty slot
+}
+
+// init sizes the table for n calls.
+func (t *callTable) init(n int) {
+	t.infos = make([]callInfo, 0, n)
+	t.slots = make([]callSlot, max(64, 1<<bits.Len(uint(2*n))))
+}
+
+// find returns the info of id, or nil.
+func (t *callTable) find(id string) *callInfo {
+	if n := len(t.infos); n > 0 && t.infos[n-1].id == id {
+		return &t.infos[n-1]
 	}
-	return c
+	return t.lookup(id, idHash(id))
+}
+
+// lookup is find by the table, h being idHash(id).
+func (t *callTable) lookup(id string, h uint64) *callInfo {
+	if len(t.slots) == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for j := h & mask; ; j = (j + 1) & mask {
+		s := &t.slots[j]
+		if s.i == 0 {
+			return nil
+		}
+		if s.hash == uint32(h>>32) && t.infos[s.i-1].id == id {
+			return &t.infos[s.i-1]
+		}
+	}
+}
+
+// add returns the info of id, added if new. The pointer is valid until the
+// next add.
+func (t *callTable) add(id string) *callInfo {
+	if n := len(t.infos); n > 0 && t.infos[n-1].id == id {
+		return &t.infos[n-1]
+	}
+	h := idHash(id)
+	if c := t.lookup(id, h); c != nil {
+		return c
+	}
+	if 2*(len(t.infos)+1) > len(t.slots) {
+		t.slots = make([]callSlot, max(64, 2*len(t.slots)))
+		for i := range t.infos {
+			t.put(idHash(t.infos[i].id), i)
+		}
+	}
+	t.put(h, len(t.infos))
+	t.infos = append(t.infos, callInfo{id: id})
+	return &t.infos[len(t.infos)-1]
+}
+
+// put enters index i under hash h.
+func (t *callTable) put(h uint64, i int) {
+	mask := uint64(len(t.slots) - 1)
+	j := h & mask
+	for t.slots[j].i != 0 {
+		j = (j + 1) & mask
+	}
+	t.slots[j] = callSlot{hash: uint32(h >> 32), i: uint32(i + 1)}
+}
+
+// idHash hashes a tool call id (tens of bytes) eight bytes at a time, each
+// word mixed in as by the finaliser of MurmurHash3: a call is hashed once,
+// in a fraction of what a map's hash and probe cost.
+func idHash(s string) uint64 {
+	h := uint64(len(s)) * 0x9E3779B97F4A7C15
+	for len(s) > 0 {
+		var w uint64
+		if len(s) >= 8 {
+			w = uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+				uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+			s = s[8:]
+		} else {
+			for i := len(s) - 1; i >= 0; i-- {
+				w = w<<8 | uint64(s[i])
+			}
+			s = ""
+		}
+		h ^= w
+		h ^= h >> 33
+		h *= 0xFF51AFD7ED558CCD
+		h ^= h >> 33
+	}
+	return h
 }
 
 // regionState is what converting blocks keeps of one region.
@@ -190,25 +278,10 @@ type blockSlot struct {
 	i   int // 1 + the index; 0 marks an empty slot
 }
 
-// find returns the index of key, or -1.
-func (t *blockTable) find(key uint64) int {
-	if t.n == 0 {
-		return -1
-	}
-	mask := uint64(len(t.slots) - 1)
-	for j := key & mask; ; j = (j + 1) & mask {
-		s := &t.slots[j]
-		if s.i == 0 {
-			return -1
-		}
-		if s.key == key {
-			return s.i - 1
-		}
-	}
-}
-
-// add adds key, which the table lacks, with index i.
-func (t *blockTable) add(key uint64, i int) {
+// slot returns the slot of key, or the empty one it would take, which
+// stays valid until the table next changes: a key is looked up, and added
+// when missing, with one probe.
+func (t *blockTable) slot(key uint64) *blockSlot {
 	if 2*(t.n+1) > len(t.slots) {
 		old := t.slots
 		t.slots, t.n = make([]blockSlot, max(64, 2*len(old))), 0
@@ -219,12 +292,22 @@ func (t *blockTable) add(key uint64, i int) {
 		}
 	}
 	mask := uint64(len(t.slots) - 1)
-	j := key & mask
-	for t.slots[j].i != 0 {
-		j = (j + 1) & mask
+	for j := key & mask; ; j = (j + 1) & mask {
+		if s := &t.slots[j]; s.i == 0 || s.key == key {
+			return s
+		}
 	}
-	t.slots[j] = blockSlot{key: key, i: i + 1}
+}
+
+// fill enters key with index i in s, its empty slot.
+func (t *blockTable) fill(s *blockSlot, key uint64, i int) {
+	*s = blockSlot{key: key, i: i + 1}
 	t.n++
+}
+
+// add adds key, which the table lacks, with index i.
+func (t *blockTable) add(key uint64, i int) {
+	t.fill(t.slot(key), key, i)
 }
 
 // parsedBlueprint is an embedded blueprint parsed once.
@@ -274,9 +357,10 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 		return nil, err
 	}
 	p := &regionPolicy{env: e, bp: bp,
-		opt:       engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
-		callEvent: make(map[string]string, e.toolResults), refetched: map[string]bool{}, regions: map[string]*regionState{},
-		warned: map[string]bool{}}
+		opt:     engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
+		regions: map[string]*regionState{},
+		warned:  map[string]bool{}}
+	p.calls.init(e.toolResults)
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.
 	probe := p.opt
@@ -300,8 +384,13 @@ func (p *regionPolicy) warn(format string, args ...any) {
 }
 
 // start creates the engine once the task is known (or the first event that
-// needs the engine arrives).
+// needs the engine arrives), reporting whether it runs: every event and
+// request asks, and all but the first find it running.
 func (p *regionPolicy) start() bool {
+	return p.ctx != nil || p.startEngine()
+}
+
+func (p *regionPolicy) startEngine() bool {
 	if p.ctx != nil || p.err != nil {
 		return p.ctx != nil
 	}
@@ -396,14 +485,12 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		// The engine copies the calls it keeps, so one slice serves every turn.
-		calls := slices.Grow(p.calls[:0], len(ev.ToolCalls))[:len(ev.ToolCalls)]
-		p.calls = calls
+		calls := slices.Grow(p.turn[:0], len(ev.ToolCalls))[:len(ev.ToolCalls)]
+		p.turn = calls
 		for i, c := range ev.ToolCalls {
 			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
-			if p.env.refetching {
-				p.refetched[c.ID] = true
-				p.lastCall.valid = false
-			}
+			ci := p.calls.add(c.ID)
+			ci.refetched = ci.refetched || p.env.refetching
 		}
 		text := ev.Text
 		if text == "" && ev.Size > 0 {
@@ -414,8 +501,8 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		if !p.start() {
 			return
 		}
-		p.callEvent[ev.CallID] = ev.ID
-		p.lastCall.valid = false
+		ci := p.calls.add(ev.CallID)
+		ci.event, ci.hasEvent = ev.ID, true
 		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: p.content(ev), IsError: ev.IsError})
 		p.check("tool result", err)
 	case trace.KindContextOp:
@@ -470,12 +557,17 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if p.env.literalRuns {
 		text = engine.ExpandFiller(text)
 	}
+	var call *callInfo // what observe recorded of the block's call
+	if eb.ToolCallID != "" || eb.Type == engine.BlockToolResult {
+		call = p.calls.find(eb.ToolCallID)
+	}
 	evID, isEvent := "", false
 	switch eb.Type {
 	case engine.BlockToolResult:
 		kind = BlockToolResult
-		c := p.call(eb.ToolCallID)
-		evID, isEvent = c.event, c.hasEvent
+		if call != nil {
+			evID, isEvent = call.event, call.hasEvent
+		}
 	case engine.BlockToolUse:
 		kind = BlockAssistant
 	default:
@@ -528,7 +620,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	if eb.Role == engine.RoleSystem && rs.kind == engine.KindPinned {
 		b.exempt = true // instructions and the task, as for flat policies
 	}
-	if eb.ToolCallID != "" && p.call(eb.ToolCallID).refetched {
+	if eb.ToolCallID != "" && call != nil && call.refetched {
 		b.Refetched = true
 	}
 	return b
@@ -606,8 +698,11 @@ func (p *regionPolicy) request() *Request {
 	if len(*a) < p.room {
 		*a = make([]*Block, p.room)
 	}
-	p.req.Blocks = appendKept((*a)[start:start], p.sys...)
-	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevSys:prevSys+sameSys]...)
+	head := p.sys
+	if ns == prevSys {
+		head = p.prev[:ns+sameSys] // the last request led with the same trace's system blocks
+	}
+	p.req.Blocks = appendKept((*a)[start:start], head...)
 	if ns == prevSys {
 		p.req.same = ns + sameSys // the meter need not compare them
 	}
@@ -692,12 +787,12 @@ func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
 		b = p.prev[w.k]
 		w.k++
 	default:
-		if i := p.index.find(key); i >= 0 {
-			b = p.cached[i]
+		if s := p.index.slot(key); s.i != 0 {
+			b = p.cached[s.i-1]
 			w.k = w.prevBase + b.pos + 1
 		} else {
 			b = p.convert(eb, key)
-			p.index.add(key, len(p.cached))
+			p.index.fill(s, key, len(p.cached))
 			p.cached = append(p.cached, b)
 		}
 	}

@@ -387,8 +387,9 @@ func TestRegionToolCallBlocks(t *testing.T) {
 	}
 	p.observe(&trace.Event{Kind: trace.KindTask, ID: "t", Text: "the task"})
 	p.observe(&trace.Event{Kind: trace.KindAssistant, ID: "a1", ToolCalls: calls("c1", "c2")})
-	p.observe(&trace.Event{Kind: trace.KindToolResult, ID: "r1", Tool: "grep", CallID: "c1", Text: "one"})
+	// The results of a turn's calls in another order than the calls.
 	p.observe(&trace.Event{Kind: trace.KindToolResult, ID: "r2", Tool: "grep", CallID: "c2", Text: "two"})
+	p.observe(&trace.Event{Kind: trace.KindToolResult, ID: "r1", Tool: "grep", CallID: "c1", Text: "one"})
 	e.refetching = true
 	p.observe(&trace.Event{Kind: trace.KindAssistant, ID: "a2", ToolCalls: calls("c3")})
 	p.observe(&trace.Event{Kind: trace.KindToolResult, ID: "r3", Tool: "grep", CallID: "c3", Text: "three"})
@@ -402,8 +403,84 @@ func TestRegionToolCallBlocks(t *testing.T) {
 			got = append(got, fmt.Sprintf("%.17s:%v", b.Text, b.Refetched))
 		}
 	}
-	want := `<tool_use id="c1":false <tool_use id="c2":false r1:false r2:false <tool_use id="c3":true r3:true`
+	want := `<tool_use id="c1":false <tool_use id="c2":false r2:false r1:false <tool_use id="c3":true r3:true`
 	if s := strings.Join(got, " "); s != want {
 		t.Errorf("tool call blocks %s, want %s", s, want)
+	}
+}
+
+// TestCallTable checks the tool call table against a map: the newest call
+// (found without hashing), older ones past the table's growth, ids that
+// share their first words or differ only in length, and unknown ids.
+func TestCallTable(t *testing.T) {
+	var tab callTable
+	want := map[string]string{}
+	ids := []string{"", "c", "toolu_01", "toolu_01A", "toolu_01AAAAAAAA", "toolu_01AAAAAAAB"}
+	for i := range 300 {
+		ids = append(ids, fmt.Sprintf("toolu_%020d", i), fmt.Sprint(i))
+	}
+	for i, id := range ids {
+		c := tab.add(id)
+		if c.id != id {
+			t.Fatalf("add(%q) returned the info of %q", id, c.id)
+		}
+		if i%3 == 0 {
+			c.event, c.hasEvent = fmt.Sprint("r", i), true
+			want[id] = c.event
+		}
+		if old := ids[i/2]; tab.add(old).id != old { // an old id again adds nothing
+			t.Fatalf("add(%q) again returned the info of %q", old, tab.add(old).id)
+		}
+	}
+	if len(tab.infos) != len(ids) {
+		t.Errorf("%d infos for %d ids", len(tab.infos), len(ids))
+	}
+	for _, id := range ids {
+		c := tab.find(id)
+		if c == nil || c.id != id || c.event != want[id] || c.hasEvent != (want[id] != "") {
+			t.Errorf("find(%q) = %+v, want event %q", id, c, want[id])
+		}
+	}
+	for _, id := range []string{"d", "toolu_01AAAAAAAC", "toolu_0", "toolu_00000000000000000300"} {
+		if c := tab.find(id); c != nil {
+			t.Errorf("find(%q) = %+v, want nil", id, c)
+		}
+	}
+}
+
+// TestBlockTable checks the converted blocks' index against a map, with
+// keys whose low bits collide, across the table's growth.
+func TestBlockTable(t *testing.T) {
+	var tab blockTable
+	want := map[uint64]int{}
+	for i := range 500 {
+		key := uint64(i%7)<<40 | uint64(i%3)<<8 // few distinct low bits
+		if i%5 == 0 {
+			key = uint64(i) * 0x9E3779B97F4A7C15
+		}
+		if _, ok := want[key]; ok {
+			continue
+		}
+		s := tab.slot(key)
+		if s.i != 0 {
+			t.Fatalf("slot(%#x) holds index %d before it was added", key, s.i-1)
+		}
+		tab.fill(s, key, i)
+		want[key] = i
+		if k := key ^ 1<<63; i%2 == 0 && want[k] == 0 {
+			tab.add(k, i+1000) // added without a slot in hand
+			want[k] = i + 1000
+		}
+	}
+	if tab.n != len(want) {
+		t.Errorf("%d keys in the table, want %d", tab.n, len(want))
+	}
+	for key, i := range want {
+		if s := tab.slot(key); s.i != i+1 || s.key != key {
+			t.Errorf("slot(%#x) = %+v, want index %d", key, *s, i)
+		}
+	}
+	if s := tab.slot(12345); s.i != 0 {
+		t.Errorf("slot of a missing key = %+v, want an empty one", *s)
 	}
 }
