@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,25 +90,19 @@ type callInfo struct {
 	hasEvent, refetched bool   // a result was seen; a call was made while refetching
 }
 
-// callTable holds a callInfo per tool call id, in the order first seen, by
-// open addressing on a hash of the id as blockTable. A request converts the
-// blocks of the newest call nearly always: that one is found by comparing
-// its id (mostly the very string observe had), without hashing it, so each
-// call costs one insert where a map cost five operations.
+// callTable holds a callInfo per tool call id, in the order first seen. A
+// request converts the blocks of the newest call nearly always: that one is
+// found by comparing its id (mostly the very string observe had), the others
+// through the index.
 type callTable struct {
 	infos []callInfo
-	slots []callSlot
-}
-
-type callSlot struct {
-	hash uint32 // the id's idHash, its upper half
-	i    uint32 // 1 + the index in infos; 0 marks an empty slot
+	index map[string]int // id -> its index in infos
 }
 
 // init sizes the table for n calls.
 func (t *callTable) init(n int) {
 	t.infos = make([]callInfo, 0, n)
-	t.slots = make([]callSlot, max(64, 1<<bits.Len(uint(2*n))))
+	t.index = make(map[string]int, n)
 }
 
 // find returns the info of id, or nil.
@@ -117,80 +110,24 @@ func (t *callTable) find(id string) *callInfo {
 	if n := len(t.infos); n > 0 && t.infos[n-1].id == id {
 		return &t.infos[n-1]
 	}
-	return t.lookup(id, idHash(id))
-}
-
-// lookup is find by the table, h being idHash(id).
-func (t *callTable) lookup(id string, h uint64) *callInfo {
-	if len(t.slots) == 0 {
-		return nil
+	if i, ok := t.index[id]; ok {
+		return &t.infos[i]
 	}
-	mask := uint64(len(t.slots) - 1)
-	for j := h & mask; ; j = (j + 1) & mask {
-		s := &t.slots[j]
-		if s.i == 0 {
-			return nil
-		}
-		if s.hash == uint32(h>>32) && t.infos[s.i-1].id == id {
-			return &t.infos[s.i-1]
-		}
-	}
+	return nil
 }
 
 // add returns the info of id, added if new. The pointer is valid until the
 // next add.
 func (t *callTable) add(id string) *callInfo {
-	if n := len(t.infos); n > 0 && t.infos[n-1].id == id {
-		return &t.infos[n-1]
-	}
-	h := idHash(id)
-	if c := t.lookup(id, h); c != nil {
+	if c := t.find(id); c != nil {
 		return c
 	}
-	if 2*(len(t.infos)+1) > len(t.slots) {
-		t.slots = make([]callSlot, max(64, 2*len(t.slots)))
-		for i := range t.infos {
-			t.put(idHash(t.infos[i].id), i)
-		}
+	if t.index == nil {
+		t.index = map[string]int{}
 	}
-	t.put(h, len(t.infos))
+	t.index[id] = len(t.infos)
 	t.infos = append(t.infos, callInfo{id: id})
 	return &t.infos[len(t.infos)-1]
-}
-
-// put enters index i under hash h.
-func (t *callTable) put(h uint64, i int) {
-	mask := uint64(len(t.slots) - 1)
-	j := h & mask
-	for t.slots[j].i != 0 {
-		j = (j + 1) & mask
-	}
-	t.slots[j] = callSlot{hash: uint32(h >> 32), i: uint32(i + 1)}
-}
-
-// idHash hashes a tool call id (tens of bytes) eight bytes at a time, each
-// word mixed in as by the finaliser of MurmurHash3: a call is hashed once,
-// in a fraction of what a map's hash and probe cost.
-func idHash(s string) uint64 {
-	h := uint64(len(s)) * 0x9E3779B97F4A7C15
-	for len(s) > 0 {
-		var w uint64
-		if len(s) >= 8 {
-			w = uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-				uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-			s = s[8:]
-		} else {
-			for i := len(s) - 1; i >= 0; i-- {
-				w = w<<8 | uint64(s[i])
-			}
-			s = ""
-		}
-		h ^= w
-		h ^= h >> 33
-		h *= 0xFF51AFD7ED558CCD
-		h ^= h >> 33
-	}
-	return h
 }
 
 // regionState is what converting blocks keeps of one region.

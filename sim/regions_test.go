@@ -410,8 +410,7 @@ func TestRegionToolCallBlocks(t *testing.T) {
 }
 
 // TestCallTable checks the tool call table against a map: the newest call
-// (found without hashing), older ones past the table's growth, ids that
-// share their first words or differ only in length, and unknown ids.
+// (found by comparison), older ones, ids again, and unknown ids.
 func TestCallTable(t *testing.T) {
 	var tab callTable
 	want := map[string]string{}
