@@ -618,7 +618,6 @@ type meter struct {
 	rtot   int       // tokens of prev's refetched blocks
 	lz     int       // prev's blocks from lz on are listed, see add
 	k      int64     // requests that counted the listed blocks' re-prefill
-	slow   []*Block  // listed blocks that are re-sent one by one, see add
 	fresh  []int32   // the request's blocks absent from the last one, by index
 	sigs   []gramSig // filters of the request's first blocks, see filter
 	view   prefixView
@@ -941,9 +940,6 @@ func (m *meter) relist(blocks []*Block, lz, lcpPtr int, carried carry) {
 	m.add(blocks[is:])
 	m.reprefill += m.listedTokens // add took those it added out
 	m.k++
-	if len(m.slow) > 0 {
-		m.resendSlow()
-	}
 }
 
 // resendAll adds the re-prefill of blocks, all past the read point but the
@@ -1047,11 +1043,7 @@ func (m *meter) closeGone(left, prefix []*Block, r int) {
 // are pending dead tokens until a probe uses the content.
 func (m *meter) close(b *Block, r int) {
 	if since := int(b.since); !b.exempt && !b.Refetched && r > since {
-		rep := b.pendingReprefill
-		if b.listed > 0 { // only at the run's end
-			rep += m.listedReprefill(b)
-		}
-		m.pend(b, b.pendingTokens+int64(b.Tokens-int(b.taskTokens))*int64(r-since), rep)
+		m.pend(b, b.pendingTokens+int64(b.Tokens-int(b.taskTokens))*int64(r-since), b.pendingReprefill) // not listed
 	}
 	if b.taskState == 2 {
 		m.taskIn--
@@ -1071,20 +1063,21 @@ func (m *meter) pend(b *Block, tokens, reprefill int64) {
 		m.deadBy[b.slot-1] += tokens - b.pendingTokens
 	}
 	// Re-prefill of dead tokens counts as dead; a block's re-sent task
-	// tokens stay re-prefill. (A listed block has no dead tokens pending, and
-	// its pendingReprefill is not its pending re-prefill, see add.)
-	if b.pendingTokens > 0 {
-		m.deadRep -= min(b.pendingReprefill, b.pendingTokens)
+	// tokens stay re-prefill. (A listed block's is counted when it is no
+	// longer listed, and its pendingReprefill is not its pending
+	// re-prefill, see add.)
+	if b.listed == 0 {
+		m.deadRep += min(reprefill, tokens) - min(b.pendingReprefill, b.pendingTokens)
 	}
-	m.deadRep += min(reprefill, tokens)
 	b.pendingTokens, b.pendingReprefill = tokens, reprefill-m.listedReprefill(b)
 }
 
 // resend adds part to the pending re-prefill tokens of block b, as pend
 // with its pending dead tokens unchanged (no region's dead tokens change).
 func (m *meter) resend(b *Block, part int64) {
-	if pt := b.pendingTokens; pt > 0 { // most blocks have no dead tokens pending: none re-prefilled
-		// Such a block is not listed: pendingReprefill is its pending re-prefill.
+	// Most blocks have no dead tokens pending: none re-prefilled. (A listed
+	// block's are counted when it is no longer listed, see add.)
+	if pt := b.pendingTokens; pt > 0 && b.listed == 0 {
 		m.deadRep += min(b.pendingReprefill+part, pt) - min(b.pendingReprefill, pt)
 	}
 	b.pendingReprefill += part
@@ -1097,14 +1090,13 @@ func (m *meter) resend(b *Block, part int64) {
 // re-prefill of every listed place by incrementing m.k: a listed block's
 // pending re-prefill is its pendingReprefill plus its tokens times its
 // places times m.k (a place added when m.k was k took its tokens times k
-// off). A block that has dead tokens pending when listed (it came back)
-// counts its places as -listed instead and is re-sent each request, see
-// resendSlow; a listed block never has dead tokens pending.
+// off). The dead part of it (a block that came back with dead tokens
+// pending) is counted in deadRep when the block is no longer listed.
 
 // listedReprefill is the re-prefill that block b's places counted, as if
 // each had been listed since request 0.
 func (m *meter) listedReprefill(b *Block) int64 {
-	if b.listed <= 0 || b.exempt || b.Refetched {
+	if b.listed == 0 || b.exempt || b.Refetched {
 		return 0
 	}
 	return int64(b.Tokens) * int64(b.listed) * m.k
@@ -1130,25 +1122,13 @@ func (m *meter) add(blocks []*Block) {
 				}
 			}
 		}
-		switch {
-		case b.listed < 0:
-			b.listed--
-			if plain {
-				m.resend(b, -int64(b.Tokens)) // resendSlow counts it
-			}
-		case b.listed > 0 || b.pendingTokens == 0:
-			b.listed++
-			if plain {
-				b.pendingReprefill -= int64(b.Tokens) * next
-			}
-		default:
-			b.listed = -1
-			if !slices.Contains(m.slow, b) {
-				m.slow = append(m.slow, b)
-			}
-			if plain {
-				m.resend(b, -int64(b.Tokens))
-			}
+		if b.listed == 0 && b.pendingTokens > 0 {
+			// Its dead re-prefill is counted when it is no longer listed.
+			m.deadRep -= min(b.pendingReprefill, b.pendingTokens)
+		}
+		b.listed++
+		if plain {
+			b.pendingReprefill -= int64(b.Tokens) * next
 		}
 	}
 }
@@ -1159,32 +1139,14 @@ func (m *meter) unlist(blocks []*Block) {
 		if !b.Refetched {
 			m.listedTokens -= int64(b.Tokens)
 		}
-		if b.listed < 0 {
-			b.listed++
-			continue
-		}
 		b.listed--
 		if !b.exempt && !b.Refetched {
 			b.pendingReprefill += int64(b.Tokens) * m.k
 		}
-	}
-}
-
-// resendSlow re-sends the places of the listed blocks with dead tokens
-// pending (see add), and forgets those no longer listed so.
-func (m *meter) resendSlow() {
-	slow := m.slow[:0]
-	for _, b := range m.slow {
-		if b.listed >= 0 {
-			continue
+		if b.listed == 0 && b.pendingTokens > 0 {
+			m.deadRep += min(b.pendingReprefill, b.pendingTokens)
 		}
-		if !b.exempt && !b.Refetched {
-			m.resend(b, int64(b.Tokens)*int64(-b.listed))
-		}
-		slow = append(slow, b)
 	}
-	clear(m.slow[len(slow):])
-	m.slow = slow
 }
 
 // used records that a probe at the current request used block b: its sends
@@ -1526,6 +1488,8 @@ func pct(num, den int64) float64 {
 func (m *meter) finish(out *Metrics, clock float64) {
 	// Content still waiting for a use at the end was dead in every request
 	// since its last use; its re-prefill is counted as dead instead.
+	m.unlist(m.prev[m.lz:])
+	m.lz = len(m.prev)
 	for _, b := range m.prev {
 		if b.since >= 0 {
 			m.close(b, m.requests+1)
