@@ -44,11 +44,12 @@ type cacheUse struct {
 }
 
 // prefixView is one request seen by a cache model: per block, the hash of the
-// prefix ending at it and the cumulative tokens through it.
+// prefix ending at it (see prefixes) and the cumulative tokens through it.
 type prefixView struct {
-	chains []uint64
+	blocks []*Block
+	chains []uint64 // of the first valid blocks; room for all
+	valid  int
 	cum    []int
-	rcum   []int // cumulative tokens of refetched blocks
 	marks  []CacheMark
 	// partial is the tokens at the start of block partialAt (the first that
 	// differs from the previous request's) that it shares with the previous
@@ -61,6 +62,27 @@ func (v *prefixView) total() int {
 		return 0
 	}
 	return v.cum[len(v.cum)-1]
+}
+
+// prefixes returns the hashes of the prefixes that end at each of the first
+// n blocks, hashing those not hashed yet: a cache reads them only up to its
+// last breakpoint, where most requests hash none.
+func (v *prefixView) prefixes(n int) []uint64 {
+	chains := v.chains[:n]
+	if v.valid < n {
+		var h uint64
+		if v.valid > 0 {
+			h = chains[v.valid-1]
+		}
+		blocks := v.blocks[v.valid:n]
+		out := chains[v.valid:][:len(blocks)]
+		for j, b := range blocks {
+			h = extend(h, b.Hash)
+			out[j] = h
+		}
+		v.valid = n
+	}
+	return chains
 }
 
 func (v *prefixView) tokensThrough(i int) int {
@@ -109,18 +131,6 @@ type anthropicCache struct {
 	// Dropped counts breakpoints beyond the fourth (the API would refuse the
 	// request; the simulator keeps the last four).
 	Dropped int
-	// seen has the bit of every key in entries set (and of purged ones until
-	// the next purge): most keys a breakpoint looks back at were never
-	// written, and a bit test rules them out without a lookup.
-	seen [1 << 10]uint64
-}
-
-func (c *anthropicCache) mayHave(key uint64) bool {
-	return c.seen[key>>6%uint64(len(c.seen))]&(1<<(key&63)) != 0
-}
-
-func (c *anthropicCache) markSeen(key uint64) {
-	c.seen[key>>6%uint64(len(c.seen))] |= 1 << (key & 63)
 }
 
 type antEntry struct {
@@ -137,6 +147,14 @@ type antEntries struct {
 	slots []antEntry
 	n     int        // entries in slots
 	spare []antEntry // the array before the last resize, for the next
+	// seen has the bit of every key put set (until cleared, when the
+	// entries are put again): most keys a breakpoint looks back at were
+	// never written, and a bit test rules them out without a lookup.
+	seen [1 << 10]uint64
+}
+
+func (t *antEntries) mayHave(key uint64) bool {
+	return t.seen[key>>6%uint64(len(t.seen))]&(1<<(key&63)) != 0
 }
 
 // find returns the entry of key, or nil.
@@ -170,6 +188,7 @@ func (t *antEntries) put(key uint64, expires, ttl float64) {
 			continue
 		}
 		*e = antEntry{key: key, expires: expires, ttl: ttl}
+		t.seen[key>>6%uint64(len(t.seen))] |= 1 << (key & 63)
 		return
 	}
 }
@@ -214,16 +233,21 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 	if len(marks) == 0 || len(v.cum) == 0 {
 		return cacheUse{}
 	}
+	chains := v.chains // of all blocks, hashed up to v.valid
+	n := len(chains)
 	hit := -1
 	for _, m := range marks {
-		if m.Index < 0 || m.Index >= len(v.chains) {
+		if m.Index < 0 || m.Index >= n {
 			continue
 		}
+		if m.Index >= v.valid {
+			v.prefixes(m.Index + 1)
+		}
 		for j := m.Index; j >= 0 && j > m.Index-anthropicLookback; j-- {
-			if !c.mayHave(v.chains[j]) {
+			if !c.entries.mayHave(chains[j]) {
 				continue
 			}
-			e := c.entries.find(v.chains[j])
+			e := c.entries.find(chains[j])
 			if e == nil || e.expires < now {
 				continue
 			}
@@ -244,16 +268,15 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 	// Writes: every breakpoint after the hit whose prefix reaches the minimum.
 	b1h, last := hit, hit
 	for _, m := range marks {
-		if m.Index <= hit || m.Index >= len(v.chains) || v.cum[m.Index] < c.min {
+		if m.Index <= hit || m.Index >= n || v.cum[m.Index] < c.min {
 			continue
 		}
 		ttl := ttlSeconds(m.TTL)
-		key := v.chains[m.Index]
+		key := chains[m.Index]
 		if e := c.entries.find(key); e != nil && e.expires >= now {
 			e.expires = now + e.ttl
 		} else {
 			c.entries.put(key, now+ttl, ttl)
-			c.markSeen(key)
 		}
 		if m.TTL == "1h" && m.Index > b1h {
 			b1h = m.Index
@@ -279,13 +302,8 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		for size < 2*(2*live+1025) {
 			size *= 2
 		}
+		clear(c.entries.seen[:]) // the entries kept are put again
 		c.entries.resize(size, now)
-		clear(c.seen[:])
-		for _, e := range c.entries.slots {
-			if e.ttl != 0 {
-				c.markSeen(e.key)
-			}
-		}
 		c.purgeAt = 2*c.entries.n + 1024
 	}
 	return use
@@ -336,6 +354,7 @@ func commonChain(a, b []uint64) int {
 }
 
 func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
+	v.prefixes(len(v.cum))
 	total := v.total()
 	if total < c.min || total == 0 {
 		c.prevStored = false
@@ -447,6 +466,7 @@ func (c *vllmCache) insertBefore(at, n *lruNode) {
 }
 
 func (c *vllmCache) serve(v *prefixView, now float64) cacheUse {
+	v.prefixes(len(v.cum))
 	// The shared, still cached prefix of the previous request.
 	k := 0
 	for k < len(c.last) && k < len(v.chains) && !c.last[k].gone && c.last[k].key == v.chains[k] {

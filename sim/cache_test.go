@@ -60,6 +60,7 @@ func view(ids []int, tokens []int, marks ...CacheMark) *prefixView {
 		v.chains = append(v.chains, h)
 		v.cum = append(v.cum, tot)
 	}
+	v.valid = len(v.chains) // hashed here, not from blocks
 	return v
 }
 

@@ -70,7 +70,8 @@ type Block struct {
 	prior int
 	// taskTokens is the tokens of the task text in a block that holds it but
 	// is not a task or system block: they are never dead.
-	taskTokens int
+	taskTokens int32
+	listed     int32 // the block's places in the meter's listed blocks (see meter.list)
 
 	ID     string // the content's id: the event it came from, or a synthetic id
 	Region string // region name for region-policy blocks, "" otherwise
@@ -486,7 +487,8 @@ type Request struct {
 	// that may have left (the rest of a request that changed near its
 	// start): each other block of it is in this request at an index no
 	// lower than its own or keptFrom, so that only gone is walked for
-	// blocks that left.
+	// blocks that left; those between the two ranges are this request's
+	// from keptFrom on, in order, so that the meter need not walk them.
 	gone     [2]span
 	keptFrom int
 	tracked  bool

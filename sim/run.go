@@ -90,6 +90,9 @@ type Config struct {
 	// (the engine encodes them again), and the engine's requests' runs:
 	// the simulator then sees no encoded run.
 	literalRuns bool
+	// walkAll (tests only) makes the meter walk every block past a change
+	// and re-prefill, ignoring what a policy tracks.
+	walkAll bool
 }
 
 // Result is the outcome of one run.
@@ -183,6 +186,7 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	}
 	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: make(map[string]toolResult, e.toolResults)}
 	r.m.init(e, cm)
+	r.m.walkAll = cfg.walkAll
 	if err := r.run(ctx, src); err != nil {
 		return nil, err
 	}
@@ -611,12 +615,18 @@ type meter struct {
 	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
+	rtot   int       // tokens of prev's refetched blocks
+	lz     int       // prev's blocks from lz on are listed, see add
+	k      int64     // requests that counted the listed blocks' re-prefill
 	fresh  []int32   // the request's blocks absent from the last one, by index
 	sigs   []gramSig // filters of the request's first blocks, see present
 	valid  int       // how many of sigs are written, not stale
 	view   prefixView
 	ratios []float64 // per-pair prefix stability
 	sizes  []int32   // request tokens, for input growth
+
+	listedTokens int64 // of the listed places, but refetched ones
+	walkAll      bool  // see Config.walkAll
 
 	requests                        int
 	input, read, write, output      int64
@@ -644,66 +654,71 @@ func (m *meter) init(e *env, cm cacheModel) {
 // measure meters one request sent at time now and returns the tokens the
 // model had to prefill (not read from cache).
 func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
-	blocks := req.Blocks
+	blocks, prev := req.Blocks, m.prev
 	n := len(blocks)
 	m.requests++
 	r := m.requests
 	// The same blocks (by identity) as last time need no work; equal content
 	// (by hash) still counts as a common prefix.
-	lcpPtr := min(req.same, n, len(m.prev))
-	for lcpPtr < n && lcpPtr < len(m.prev) && blocks[lcpPtr] == m.prev[lcpPtr] {
+	lcpPtr := min(req.same, n, len(prev))
+	for lcpPtr < n && lcpPtr < len(prev) && blocks[lcpPtr] == prev[lcpPtr] {
 		lcpPtr++
 	}
 	lcp := lcpPtr
-	for lcp < n && lcp < len(m.prev) && blocks[lcp].Hash == m.prev[lcp].Hash {
+	for lcp < n && lcp < len(prev) && blocks[lcp].Hash == prev[lcp].Hash {
 		lcp++
 	}
 	v := &m.view
-	// Grown once and written by index: appends were a tenth of the walk.
-	v.chains = slices.Grow(v.chains[:lcpPtr], n-lcpPtr)[:n]
-	v.cum = slices.Grow(v.cum[:lcpPtr], n-lcpPtr)[:n]
-	v.rcum = slices.Grow(v.rcum[:lcpPtr], n-lcpPtr)[:n]
-	chains, cum, rcum := v.chains, v.cum, v.rcum
-	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
-	var h uint64
-	tot, rtot := 0, 0
-	if lcpPtr > 0 {
-		h, tot, rtot = chains[lcpPtr-1], cum[lcpPtr-1], rcum[lcpPtr-1]
+	v.blocks = blocks
+	v.valid = min(v.valid, lcpPtr)
+	v.chains = slices.Grow(v.chains[:v.valid], n-v.valid)[:n]
+	// The last request's blocks that follow a change in the same order (a
+	// policy that tracks what left says where: the messages it kept) are
+	// carried, not walked: blocks[tn:tn+tl] are prev[tp:tp+tl], and their
+	// running totals are the last request's plus what changed before them.
+	tn, tp, tl := n, len(prev), 0
+	tracked := req.tracked && !m.walkAll
+	if g := req.gone; tracked && lcpPtr <= req.keptFrom && g[0].hi >= lcpPtr {
+		tn, tp = req.keptFrom, g[0].hi
+		if tl = min(g[1].lo-tp, n-tn, len(prev)-tp); tl <= 0 {
+			tn, tp, tl = n, len(prev), 0
+		}
 	}
-	// Walked as slices of one length, so that indexing them is not checked.
+	// The refetched tokens of the blocks kept or carried: the last request's
+	// but those of the others, or counted, whichever are fewer.
+	if gone := len(prev) - lcpPtr - tl; gone <= lcpPtr+tl {
+		m.rtot -= refetchedTokens(prev[lcpPtr:tp]) + refetchedTokens(prev[tp+tl:])
+	} else {
+		m.rtot = refetchedTokens(blocks[:lcpPtr]) + refetchedTokens(blocks[tn:tn+tl])
+	}
 	m.fresh = m.fresh[:0]
-	walk := blocks[lcpPtr:]
-	wch, wcum, wrcum := chains[lcpPtr:][:len(walk)], cum[lcpPtr:][:len(walk)], rcum[lcpPtr:][:len(walk)]
-	r32 := int32(r)
-	for j, b := range walk {
-		h = extend(h, b.Hash)
-		tot += b.Tokens
-		if b.Refetched {
-			rtot += b.Tokens
+	cum := v.cum
+	if tl > 0 {
+		cum = slices.Grow(cum, max(0, n-len(cum)))[:max(n, len(cum))]
+		base := 0 // before the carried blocks, in the last request
+		if tp > 0 {
+			base = cum[tp-1]
 		}
-		wch[j], wcum[j], wrcum[j] = h, tot, rtot
-		b.seenAt = r32
-		if b.since < 0 {
-			b.since = r32
-			m.fresh = append(m.fresh, int32(lcpPtr+j))
-			if b.sigState == 0 {
-				m.sign(b, lcpPtr+j)
-			}
-			if m.taskText != "" && m.holdsTask(b) {
-				m.taskIn++
-				if !b.exempt {
-					// The task is never dead, whatever block carries it; the
-					// rest of that block (a summary's other lines) can be.
-					b.taskTokens = min(b.Tokens, m.taskTokens)
-				}
+		copy(cum[tn:tn+tl], cum[tp:tp+tl])
+		v.cum = cum[:n]
+		tot := m.walk(blocks, lcpPtr, tn)
+		if d := tot - base; d != 0 {
+			c := cum[tn : tn+tl]
+			for i := range c {
+				c[i] += d
 			}
 		}
+		m.walk(blocks, tn+tl, n)
+	} else {
+		m.walkHashed(blocks, lcpPtr)
 	}
+	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
+	tot := v.total()
 	v.marks = req.Marks
 	stable := v.tokensThrough(lcp - 1)
 	v.partialAt, v.partial = lcp, 0
-	if lcp < n && lcp < len(m.prev) {
-		v.partial = m.commonTokens(m.prev[lcp], blocks[lcp])
+	if lcp < n && lcp < len(prev) {
+		v.partial = m.commonTokens(prev[lcp], blocks[lcp])
 		stable += v.partial
 	}
 	if r > 1 && tot > 0 {
@@ -731,26 +746,21 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 
 	// Waste: refetched content counts as refetch; other content is dead until
 	// a later probe uses it; what was sent before and missed the cache is
-	// re-prefill. Only blocks past the cache-read point are walked.
-	if n > 0 {
-		m.refetch += int64(v.rcum[n-1])
-	}
-	// A block sent before is re-prefilled whole (a grown chunk: its previous
-	// version), but the first, from the read point on.
+	// re-prefill.
+	m.refetch += int64(m.rtot)
 	start := sort.SearchInts(v.cum, use.Read+1)
 	read := use.Read - v.tokensThrough(start-1) // of the first block
-	for _, b := range blocks[start:] {
-		part := b.Tokens
-		if !b.sent {
-			part = b.prior // new content; a grown chunk's previous version was sent before
-		}
-		part, read = part-read, 0
-		if part <= 0 || b.Refetched {
-			continue
-		}
-		m.reprefill += int64(part)
-		if !b.exempt {
-			m.resend(b, int64(part))
+	// A tracked request's blocks from its kept messages on (or from past the
+	// read point) are listed, see add.
+	lz := n
+	if tracked {
+		lz = min(n, max(start+1, req.keptFrom))
+	}
+	m.resendFrom(blocks, start, read, lz, lcpPtr, carry{tn, tn + tl, tp - tn})
+	if tl > 0 && lz > tn {
+		// Carried, not listed: seen as the walk would have.
+		for _, b := range blocks[tn:min(lz, tn+tl)] {
+			b.seenAt = int32(r)
 		}
 	}
 	// A block present in the last request was sent then (or before).
@@ -759,17 +769,18 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	}
 	// Presence intervals for dead waste: blocks of the previous request that
 	// are gone now close their interval. Those listed past lcpPtr were seen
-	// above; a policy that tracks what left says where the rest may be.
-	gone := [2]span{{lcpPtr, len(m.prev)}}
+	// above or are listed; a policy that tracks what left says where the
+	// rest may be.
+	gone := [2]span{{lcpPtr, len(prev)}}
 	if req.tracked && lcpPtr <= req.keptFrom {
 		gone = req.gone
 	}
-	prefix := blocks[:0] // where a block that left may still be listed
+	prefix := blocks[:0] // where a block that left may still be, not listed
 	if req.repeats {
-		prefix = blocks[:lcpPtr]
+		prefix = blocks[:min(lcpPtr, lz)]
 	}
 	for _, s := range gone {
-		m.closeGone(m.prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)], prefix, r)
+		m.closeGone(prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)], prefix, r)
 	}
 
 	// Task retention, judged from the task's arrival on.
@@ -785,12 +796,172 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		sink.Request(RequestSample{Index: m.requests, Time: now, RequestTokens: tot, StableTokens: stable,
 			CacheReadTokens: use.Read, Regions: req.Regions, Request: req})
 	}
+	m.lz = lz
 	if req.kept {
 		m.prev = blocks
 	} else {
 		m.prev = append(m.prev[:lcpPtr], blocks[lcpPtr:]...)
 	}
 	return tot - use.Read
+}
+
+// walk meters blocks[lo:hi], which follow a change: their running totals
+// and refetched tokens, and their arrival if they are new to the context.
+// It returns the running total through them.
+func (m *meter) walk(blocks []*Block, lo, hi int) int {
+	v := &m.view
+	r32 := int32(m.requests)
+	tot, rtot := v.tokensThrough(lo-1), 0
+	// Walked as slices of one length, so that indexing them is not checked.
+	walk := blocks[lo:hi]
+	wcum := v.cum[lo:hi][:len(walk)]
+	for j, b := range walk {
+		tot += b.Tokens
+		if b.Refetched {
+			rtot += b.Tokens
+		}
+		wcum[j] = tot
+		b.seenAt = r32
+		if b.since < 0 {
+			m.arrive(b, lo+j)
+		}
+	}
+	m.rtot += rtot
+	return tot
+}
+
+// walkHashed is walk of the request's blocks from lo on, hashing their
+// prefixes too: a request that changed near its end (as a flat policy's
+// do) has its breakpoints there.
+func (m *meter) walkHashed(blocks []*Block, lo int) {
+	v := &m.view
+	r32 := int32(m.requests)
+	n := len(blocks)
+	if v.valid < lo {
+		v.prefixes(lo)
+	}
+	v.cum = slices.Grow(v.cum[:lo], n-lo)[:n]
+	var h uint64
+	tot, rtot := v.tokensThrough(lo-1), 0
+	if lo > 0 {
+		h = v.chains[lo-1]
+	}
+	// Walked as slices of one length, so that indexing them is not checked.
+	walk := blocks[lo:]
+	wch, wcum := v.chains[lo:][:len(walk)], v.cum[lo:][:len(walk)]
+	for j, b := range walk {
+		h = extend(h, b.Hash)
+		tot += b.Tokens
+		if b.Refetched {
+			rtot += b.Tokens
+		}
+		wch[j], wcum[j] = h, tot
+		b.seenAt = r32
+		if b.since < 0 {
+			// arrive, written out: a flat policy's requests add blocks at
+			// their end, one at a time.
+			b.since = r32
+			m.fresh = append(m.fresh, int32(lo+j))
+			if b.sigState == 0 {
+				m.sign(b, lo+j)
+			}
+			if m.taskText != "" && m.holdsTask(b) {
+				m.holds(b)
+			}
+		}
+	}
+	v.valid = n
+	m.rtot += rtot
+}
+
+// refetchedTokens is the tokens of the refetched blocks among blocks.
+func refetchedTokens(blocks []*Block) int {
+	n := 0
+	for _, b := range blocks {
+		if b.Refetched {
+			n += b.Tokens
+		}
+	}
+	return n
+}
+
+// arrive starts the presence of block b, the i-th of the request.
+func (m *meter) arrive(b *Block, i int) {
+	b.since = int32(m.requests)
+	m.fresh = append(m.fresh, int32(i))
+	if b.sigState == 0 {
+		m.sign(b, i)
+	}
+	if m.taskText != "" && m.holdsTask(b) {
+		m.holds(b)
+	}
+}
+
+// holds counts block b, which arrived, as holding the task.
+func (m *meter) holds(b *Block) {
+	m.taskIn++
+	if !b.exempt {
+		// The task is never dead, whatever block carries it; the rest of
+		// that block (a summary's other lines) can be.
+		b.taskTokens = int32(min(b.Tokens, m.taskTokens))
+	}
+}
+
+// carry is a range [lo, hi) of a request's blocks that were the last
+// request's from lo+sh.
+type carry struct{ lo, hi, sh int }
+
+// resendFrom adds the re-prefill of the request's blocks from start on,
+// whose first has read tokens read from cache: those before lz one by one,
+// the others as listed (see add). Its first lcpPtr blocks and those of
+// carried are the last request's.
+func (m *meter) resendFrom(blocks []*Block, start, read, lz, lcpPtr int, carried carry) {
+	if lz < len(blocks) || m.lz < len(m.prev) {
+		m.relist(blocks, lz, lcpPtr, carried)
+	}
+	m.resendAll(blocks[start:lz], read)
+}
+
+// relist lists the request's blocks from lz on. Those listed in the last
+// request and kept are the common prefix's and the carried ones, in order;
+// the places between are dropped (counted until the last request) or added
+// (counted from the next on).
+func (m *meter) relist(blocks []*Block, lz, lcpPtr int, carried carry) {
+	prev := m.prev
+	keep := [2]carry{{max(lz, m.lz), lcpPtr, 0}, {max(lz, carried.lo, m.lz-carried.sh), carried.hi, carried.sh}}
+	was, is := m.lz, lz
+	for _, s := range keep {
+		if s.lo < s.hi {
+			m.unlist(prev[was : s.lo+s.sh])
+			m.add(blocks[is:s.lo])
+			was, is = s.hi+s.sh, s.hi
+		}
+	}
+	m.unlist(prev[was:])
+	m.add(blocks[is:])
+	m.reprefill += m.listedTokens // add took those it added out
+	m.k++
+}
+
+// resendAll adds the re-prefill of blocks, all past the read point but the
+// first, read tokens of whose are.
+func (m *meter) resendAll(blocks []*Block, read int) {
+	for _, b := range blocks {
+		// A block sent before is re-prefilled whole (a grown chunk: its
+		// previous version).
+		part := b.Tokens
+		if !b.sent {
+			part = b.prior // new content; a grown chunk's previous version was sent before
+		}
+		part, read = part-read, 0
+		if part <= 0 || b.Refetched {
+			continue
+		}
+		m.reprefill += int64(part)
+		if !b.exempt {
+			m.resend(b, int64(part))
+		}
+	}
 }
 
 // extend is the hash of a prefix that ends with a block, from the prefix's
@@ -879,13 +1050,14 @@ func (m *meter) found(b *Block, p *trace.Probe, need *gramSig, memo *factMemo) b
 }
 
 // closeGone closes the blocks of left, listed in the last request, that the
-// current one (r) no longer lists: those its walk did not see, unless listed
-// in prefix, the part of its unchanged prefix that may hold them (a policy
-// whose request repeats blocks may list one there too).
+// current one (r) no longer lists: those its walk did not see and it does
+// not list (see add), unless listed in prefix, the part of its unchanged
+// prefix that may hold them (a policy whose request repeats blocks may list
+// one there too).
 func (m *meter) closeGone(left, prefix []*Block, r int) {
 	r32 := int32(r)
 	for _, b := range left {
-		if b.seenAt != r32 && b.since >= 0 && !slices.Contains(prefix, b) {
+		if b.seenAt != r32 && b.listed == 0 && b.since >= 0 && !slices.Contains(prefix, b) {
 			m.close(b, r)
 		}
 	}
@@ -895,7 +1067,7 @@ func (m *meter) closeGone(left, prefix []*Block, r int) {
 // are pending dead tokens until a probe uses the content.
 func (m *meter) close(b *Block, r int) {
 	if since := int(b.since); !b.exempt && !b.Refetched && r > since {
-		m.pend(b, b.pendingTokens+int64(b.Tokens-b.taskTokens)*int64(r-since), b.pendingReprefill)
+		m.pend(b, b.pendingTokens+int64(b.Tokens-int(b.taskTokens))*int64(r-since), b.pendingReprefill) // not listed
 	}
 	if b.taskState == 2 {
 		m.taskIn--
@@ -915,19 +1087,90 @@ func (m *meter) pend(b *Block, tokens, reprefill int64) {
 		m.deadBy[b.slot-1] += tokens - b.pendingTokens
 	}
 	// Re-prefill of dead tokens counts as dead; a block's re-sent task
-	// tokens stay re-prefill.
-	m.deadRep += min(reprefill, tokens) - min(b.pendingReprefill, b.pendingTokens)
-	b.pendingTokens, b.pendingReprefill = tokens, reprefill
+	// tokens stay re-prefill. (A listed block's is counted when it is no
+	// longer listed, and its pendingReprefill is not its pending
+	// re-prefill, see add.)
+	if b.listed == 0 {
+		m.deadRep += min(reprefill, tokens) - min(b.pendingReprefill, b.pendingTokens)
+	}
+	b.pendingTokens, b.pendingReprefill = tokens, reprefill-m.listedReprefill(b)
 }
 
 // resend adds part to the pending re-prefill tokens of block b, as pend
 // with its pending dead tokens unchanged (no region's dead tokens change).
 func (m *meter) resend(b *Block, part int64) {
-	rep := b.pendingReprefill + part
-	if b.pendingTokens > 0 { // most blocks have no dead tokens pending: none re-prefilled
-		m.deadRep += min(rep, b.pendingTokens) - min(b.pendingReprefill, b.pendingTokens)
+	// Most blocks have no dead tokens pending: none re-prefilled. (A listed
+	// block's are counted when it is no longer listed, see add.)
+	if pt := b.pendingTokens; pt > 0 && b.listed == 0 {
+		m.deadRep += min(b.pendingReprefill+part, pt) - min(b.pendingReprefill, pt)
 	}
-	b.pendingReprefill = rep
+	b.pendingReprefill += part
+}
+
+// A tracked request's blocks from some index on (its kept messages) are
+// listed, Block.listed counting a block's places there: each request that
+// keeps them re-prefills them whole, as most do, so the meter walks only
+// the places a request adds or drops. Each such request counts one
+// re-prefill of every listed place by incrementing m.k: a listed block's
+// pending re-prefill is its pendingReprefill plus its tokens times its
+// places times m.k (a place added when m.k was k took its tokens times k
+// off). The dead part of it (a block that came back with dead tokens
+// pending) is counted in deadRep when the block is no longer listed.
+
+// listedReprefill is the re-prefill that block b's places counted, as if
+// each had been listed since request 0.
+func (m *meter) listedReprefill(b *Block) int64 {
+	if b.listed == 0 || b.exempt || b.Refetched {
+		return 0
+	}
+	return int64(b.Tokens) * int64(b.listed) * m.k
+}
+
+// add adds the re-prefill of blocks, past the read point, and a place of
+// each, counted from the next request on.
+func (m *meter) add(blocks []*Block) {
+	next := m.k + 1
+	for _, b := range blocks {
+		part := b.Tokens
+		if !b.sent {
+			part = b.prior // new content; a grown chunk's previous version was sent before
+		}
+		plain := !b.exempt && !b.Refetched
+		if !b.Refetched {
+			m.listedTokens += int64(b.Tokens)
+			m.reprefill -= int64(b.Tokens)
+			if part > 0 {
+				m.reprefill += int64(part)
+				if plain {
+					m.resend(b, int64(part))
+				}
+			}
+		}
+		if b.listed == 0 && b.pendingTokens > 0 {
+			// Its dead re-prefill is counted when it is no longer listed.
+			m.deadRep -= min(b.pendingReprefill, b.pendingTokens)
+		}
+		b.listed++
+		if plain {
+			b.pendingReprefill -= int64(b.Tokens) * next
+		}
+	}
+}
+
+// unlist drops a place of each of blocks, counted until the last request.
+func (m *meter) unlist(blocks []*Block) {
+	for _, b := range blocks {
+		if !b.Refetched {
+			m.listedTokens -= int64(b.Tokens)
+		}
+		b.listed--
+		if !b.exempt && !b.Refetched {
+			b.pendingReprefill += int64(b.Tokens) * m.k
+		}
+		if b.listed == 0 && b.pendingTokens > 0 {
+			m.deadRep += min(b.pendingReprefill, b.pendingTokens)
+		}
+	}
 }
 
 // used records that a probe at the current request used block b: its sends
@@ -1274,6 +1517,8 @@ func pct(num, den int64) float64 {
 func (m *meter) finish(out *Metrics, clock float64) {
 	// Content still waiting for a use at the end was dead in every request
 	// since its last use; its re-prefill is counted as dead instead.
+	m.unlist(m.prev[m.lz:])
+	m.lz = len(m.prev)
 	for _, b := range m.prev {
 		if b.since >= 0 {
 			m.close(b, m.requests+1)
