@@ -179,6 +179,11 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, rl runLen, first 
 			sc.runScores[c] = int8(s) + 1
 		}
 		s = int(sc.runScores[c]) - 1
+	} else if (len(line) <= 8 || line[1] != line[0]) && isASCII(line) {
+		// As lineScore scores it: no run to shorten, and no runMark, so
+		// its length is its size.
+		s, sc.lower = scoreASCII(line, sc.lower)
+		size = len(line)
 	} else {
 		s, sc.lower = lineScore(line, sc.lower)
 		size = TextLen(line)
@@ -498,7 +503,13 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 	_, bpf := counter.(BytesPerFour)
 	first := true
 	for at := 0; at < len(content); {
-		if n, size := parseRun(content[at:]); size > 0 && bpf && (at+size == len(content) || content[at+size] == '\n') {
+		// A run of two digits is read inline (most); a line that does not
+		// start with runMark holds none.
+		n, size := twoDigitRun(content[at:]), 4
+		if n == 0 && content[at] == runMark {
+			n, size = parseRunDigits(content[at:])
+		}
+		if n > 0 && bpf && (at+size == len(content) || content[at+size] == '\n') {
 			// One encoded run, most lines of elided content: taken as
 			// the code below would (newSumLine's case of it inlined).
 			line := content[at : at+size]
@@ -532,7 +543,10 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 		at = end + 1
 		var rl runLen
 		line := raw
-		if n, ok := fillerLine(raw); ok {
+		if k := len(raw) - 1; k >= 0 && ' ' < raw[0] && raw[0] < utf8RuneSelf && ' ' < raw[k] && raw[k] < utf8RuneSelf && (k < 8 || raw[1] != raw[0]) {
+			// Nothing to trim (ASCII but for spaces at its ends), and not
+			// one byte repeated nor an encoded run: most lines but runs.
+		} else if n, ok := fillerLine(raw); ok {
 			// One encoded run (elided content's lines): nothing to trim.
 			rl = runLen{FillerByte, n}
 		} else {
