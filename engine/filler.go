@@ -46,12 +46,20 @@ func AppendFiller(b []byte, n int) []byte {
 // parseRun reads the encoded run that s starts with: its length and its
 // size in s, or 0, 0 if s does not start with one.
 func parseRun(s string) (n, size int) {
-	if len(s) >= 4 && s[3] == runMark && s[0] == runMark && s[1] != 0x80 && s[1]&0xC0 == 0x80 && s[2]&0xC0 == 0x80 {
-		// Two digits (64 <= n < 4096), most runs: elided content's and
-		// summaries' cut lines.
-		return int(s[1]&63)<<6 | int(s[2]&63), 4
+	if n := twoDigitRun(s); n > 0 {
+		return n, 4
 	}
 	return parseRunDigits(s)
+}
+
+// twoDigitRun is the length of the run of two digits (64 <= n < 4096) that
+// s starts with, else 0: most runs (elided content's and summaries' cut
+// lines). It is small enough to be inlined where runs are read most.
+func twoDigitRun(s string) int {
+	if len(s) >= 4 && s[3] == runMark && s[0] == runMark && s[1] != 0x80 && s[1]&0xC0 == 0x80 && s[2]&0xC0 == 0x80 {
+		return int(s[1]&63)<<6 | int(s[2]&63)
+	}
+	return 0
 }
 
 // parseRunDigits is parseRun a digit at a time, for any number of digits.
@@ -127,11 +135,16 @@ func TextLen(s string) int {
 		if i < 0 {
 			return n
 		}
-		if k, size := parseRun(s[i:]); size > 0 {
+		s = s[i:]
+		k, size := twoDigitRun(s), 4
+		if k == 0 {
+			k, size = parseRunDigits(s)
+		}
+		if size > 0 {
 			n += k - size
-			s = s[i+size:]
+			s = s[size:]
 		} else {
-			s = s[i+1:] // a byte as any
+			s = s[1:] // a byte as any
 		}
 	}
 }

@@ -271,8 +271,9 @@ func (c *Context) newEntry(kind EntryKind, content string) *entry {
 // newSizedEntry is newEntry for content whose written-out length (TextLen)
 // is size, or -1 if not known: BytesPerFour's count follows from it.
 func (c *Context) newSizedEntry(kind EntryKind, content string, size int) *entry {
-	if !c.literalRuns {
-		content = canonicalRuns(content) // the same text written out
+	if !c.literalRuns && len(content) >= len(fillerMark) {
+		// The same text written out; a shorter one holds no run to encode.
+		content = canonicalRuns(content)
 	}
 	var tokens int
 	if _, ok := c.counter.(BytesPerFour); ok && size >= 0 {

@@ -161,6 +161,23 @@ func (sc *sumScratch) headerLine(header string, counter TokenCounter) sumLine {
 	return sc.headers[0]
 }
 
+// summaryHeader is pick's header for region and its tokens with a newline:
+// those of a header line made before (headerLine) if made, so that a
+// Context's summaries do not build and count it again.
+func (sc *sumScratch) summaryHeader(region string, counter TokenCounter, made bool) (string, int) {
+	const open = "[summary of "
+	if made {
+		for i := range sc.headers {
+			h := &sc.headers[i]
+			if k := h.key; len(k) == len(open)+len(region)+1 && int(h.cut) == len(k) && k[len(open):len(k)-1] == region {
+				return k, int(h.tokens)
+			}
+		}
+	}
+	header := open + region + "]"
+	return header, counter.Count(header + "\n")
+}
+
 // newSumLine scores line (trimmed, not blank) as scanLines keeps it. nl is
 // line with the newline after it, if the content has them so (else ""): a
 // counter other than BytesPerFour counts them without a copy. If line is a
@@ -179,6 +196,11 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, rl runLen, first 
 			sc.runScores[c] = int8(s) + 1
 		}
 		s = int(sc.runScores[c]) - 1
+	} else if (len(line) <= 8 || line[1] != line[0]) && isASCII(line) {
+		// As lineScore scores it: no run to shorten, and no runMark, so
+		// its length is its size.
+		s, sc.lower = scoreASCII(line, sc.lower)
+		size = len(line)
 	} else {
 		s, sc.lower = lineScore(line, sc.lower)
 		size = TextLen(line)
@@ -498,14 +520,28 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 	_, bpf := counter.(BytesPerFour)
 	first := true
 	for at := 0; at < len(content); {
-		if n, size := parseRun(content[at:]); size > 0 && bpf && (at+size == len(content) || content[at+size] == '\n') {
+		// A run of two digits is read inline (most); a line that does not
+		// start with runMark holds none.
+		n, size := twoDigitRun(content[at:]), 4
+		if n == 0 && content[at] == runMark {
+			n, size = parseRunDigits(content[at:])
+		}
+		if n > 0 && bpf && (at+size == len(content) || content[at+size] == '\n') {
 			// One encoded run, most lines of elided content: taken as
 			// the code below would (newSumLine's case of it inlined).
 			line := content[at : at+size]
 			at += size + 1
 			rl := runLen{FillerByte, n}
 			h := runHash(rl)
-			if !seen.addRun(rl, line, h) {
+			if n < len(seen.fill)*64 {
+				// addRun's bit, without a call: most runs.
+				w := &seen.fill[n>>6]
+				if *w&(1<<(n&63)) != 0 {
+					continue
+				}
+				*w |= 1 << (n & 63)
+				seen.fillSet = true
+			} else if !seen.addRun(rl, line, h) {
 				continue
 			}
 			if n > maxLineBytes {
@@ -532,7 +568,10 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 		at = end + 1
 		var rl runLen
 		line := raw
-		if n, ok := fillerLine(raw); ok {
+		if k := len(raw) - 1; k >= 0 && ' ' < raw[0] && raw[0] < utf8RuneSelf && ' ' < raw[k] && raw[k] < utf8RuneSelf && (k < 8 || raw[1] != raw[0]) {
+			// Nothing to trim (ASCII but for spaces at its ends), and not
+			// one byte repeated nor an encoded run: most lines but runs.
+		} else if n, ok := fillerLine(raw); ok {
 			// One encoded run (elided content's lines): nothing to trim.
 			rl = runLen{FillerByte, n}
 		} else {
@@ -575,8 +614,8 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, cands []sumLine, starts []int32, made bool, src string, srcAt []int32) (string, error) {
 	sc.made, sc.madeText = nil, ""
 	sc.madeCounts.ok = false
-	header := "[summary of " + region + "]"
-	budget := maxTokens - counter.Count(header+"\n")
+	header, headerTokens := sc.summaryHeader(region, counter, made)
+	budget := maxTokens - headerTokens
 	if budget <= 0 {
 		return "", errors.New("summary budget too small")
 	}
@@ -649,6 +688,9 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	var b strings.Builder
 	b.Grow(bytes)
 	b.WriteString(header)
+	// Lines take their keys from the summary as it is written: they are
+	// in its array while the Builder does not grow it (its Cap stays).
+	grown := b.Cap()
 	var lines []sumLine
 	at := sc.at[:0] // where each of lines starts in the summary
 	if made {
@@ -658,6 +700,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		h := sc.headerLine(header, counter)
 		sc.seen.add(header, h.hash, false)
 		lines = append(lines, h)
+		lines[0].key = b.String()
 		at = append(at, 0)
 	}
 	// An encoded run line cut (most cut lines) is always cutRunText, a
@@ -694,11 +737,12 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		}
 		if int(c.cut) == len(c.key) {
 			// The line itself, scored when it was scanned; its key is
-			// taken from the summary below, so that the entry it came
-			// from is not kept. Candidates' keys differ, so it can only
-			// repeat the header or a cut line (which ends with "…").
+			// taken from the summary, so that the entry it came from is
+			// not kept. Candidates' keys differ, so it can only repeat
+			// the header or a cut line (which ends with "…").
 			if c.key != header && (!strings.HasSuffix(c.key, "…") || sc.seen.add(c.key, c.hash, c.run)) {
 				l := *c
+				l.key = b.String()[from:]
 				if l.bonus {
 					l.score -= 4
 				}
@@ -736,9 +780,15 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 					q, end := int(srcAt[seg])-1, int(srcAt[i-1])+len(cands[i-1].key)
 					d := int32(b.Len() - q)
 					b.WriteString(src[q:end])
+					bs := b.String()
 					lines = append(lines, cands[seg:i]...)
-					for _, a := range srcAt[seg:i] {
-						at = append(at, a+d)
+					run := lines[len(lines)-(i-seg):]
+					a0 := len(at)
+					at = append(at, srcAt[seg:i]...)
+					for j, a := range at[a0:] {
+						a += d
+						at[a0+j] = a
+						run[j].key = bs[a : int(a)+len(run[j].key)]
 					}
 					if nx != nil {
 						// Lines of src that follow each other in it
@@ -791,9 +841,12 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	s := b.String()
 	if made {
 		sc.seen.reset()
-		for k := range lines {
-			l := &lines[k]
-			l.key = s[at[k] : int(at[k])+len(l.key)]
+		if b.Cap() != grown {
+			// The keys taken before it grew are in the array it left.
+			for k := range lines {
+				l := &lines[k]
+				l.key = s[at[k] : int(at[k])+len(l.key)]
+			}
 		}
 		sc.made, sc.madeText = lines, s
 		if nx != nil && len(nx.flags) != len(lines) {
@@ -953,11 +1006,13 @@ func (fc *foldClasses) keep(cands []sumLine, nsrc int, keep []bool, budget int, 
 
 // size is the bytes the line takes in a summary, with the newline before it.
 func (l *sumLine) size() int {
-	n := 1 + int(l.cut)
-	if int(l.cut) < len(l.key) {
-		n += len("…")
+	switch {
+	case int(l.cut) == len(l.key):
+		return 1 + len(l.key)
+	case l.cut == 0 && l.run:
+		return 1 + len(cutRunText) // an encoded run cut
 	}
-	return n
+	return 1 + int(l.cut) + len("…") // and the filler of a cut in a run
 }
 
 // sortByScore appends the indices of cands to order, highest score first

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // The engine's Extractive path reads entries' cached scored lines; it must
@@ -201,6 +202,9 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 					fmt.Fprintf(&sb, "%d %q\n", e.tokens, e.content)
 					for _, l := range e.lines {
 						fmt.Fprintf(&sb, "  %+v\n", l)
+						if !within(l.key, e.content) {
+							t.Fatalf("trial %d step %d: line %q is not in its entry's text: it keeps another alive", trial, step, l.key)
+						}
 					}
 				}
 				for _, ev := range c.Drain() {
@@ -220,6 +224,16 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 	if counted < 400 {
 		t.Errorf("only %d folds had their lines counted by the fold before", counted)
 	}
+}
+
+// within reports whether s is in the bytes of text (not merely equal to
+// some of them).
+func within(s, text string) bool {
+	if s == "" {
+		return true
+	}
+	p, t := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	return t <= p && p+uintptr(len(s)) <= t+uintptr(len(text))
 }
 
 // seenSet finds run lines of FillerByte by their length, others by their

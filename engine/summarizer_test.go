@@ -144,3 +144,63 @@ func TestSortByScore(t *testing.T) {
 		}
 	}
 }
+
+// scanLines takes a line that needs no trimming and is no run without
+// TrimSpace, runLine and lineScore's checks: each line it keeps must be as
+// the definition makes it, whatever its ends and bytes.
+func TestScanLinesPlainLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"a", "b", "7", "_", "/", ".", " ", "\t", "\r", "\v", "é", "\u00a0", "\u0085", "\u3000", "~", "error", "x_y", "\xff", string(AppendFiller(nil, 100))}
+	for trial := range 3000 {
+		var raws []string
+		for range 1 + rng.IntN(6) {
+			var b strings.Builder
+			switch rng.IntN(4) {
+			case 0: // one byte repeated, or nearly
+				b.WriteString(strings.Repeat(pieces[rng.IntN(4)], 7+rng.IntN(4)))
+			case 1:
+				b.WriteString("value-" + fmt.Sprint(trial))
+			}
+			for range rng.IntN(6) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			raws = append(raws, b.String())
+		}
+		content := strings.Join(raws, "\n")
+		var sc sumScratch
+		got := sc.scanLines(content, BytesPerFour{}, &sc.scanSeen, nil)
+		seen := map[string]bool{}
+		var want []sumLine
+		for _, raw := range strings.Split(content, "\n") {
+			line := raw
+			if _, ok := fillerLine(raw); !ok {
+				line = strings.TrimSpace(raw)
+			}
+			id := line // runs are alike by byte and length
+			if rl := runLine(line); rl.n > 0 {
+				id = fmt.Sprint(rl)
+			}
+			if line == "" || seen[id] {
+				continue
+			}
+			seen[id] = true
+			tokens := -1 // a cut line's are not checked
+			if TextLen(line) <= maxLineBytes {
+				tokens = (TextLen(line) + 1 + 3) / 4
+			}
+			want = append(want, sumLine{key: line, score: int32(scoreSlow(ExpandFiller(line))), tokens: int32(tokens)})
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d lines, want %d", content, len(got), len(want))
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if w.tokens < 0 {
+				w.tokens = g.tokens
+			}
+			if g.key != w.key || g.score != w.score || g.tokens != w.tokens || g.run != (runLine(w.key).n > 0) {
+				t.Fatalf("%q: line %d is %q score %d tokens %d run %v; want %q score %d tokens %d run %v", content, i, g.key, g.score, g.tokens, g.run, w.key, w.score, w.tokens, runLine(w.key).n > 0)
+			}
+		}
+	}
+}
