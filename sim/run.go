@@ -741,7 +741,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	m.input += int64(tot)
 	m.read += int64(use.Read)
 	m.write += int64(writes)
-	p := m.env.prof
+	p := &m.env.prof
 	m.cost += (float64(uncached)*p.Input + float64(use.Write5m)*p.CacheWrite5m + float64(use.Write1h)*p.CacheWrite1h + float64(use.Read)*p.CacheRead) / 1e6
 
 	// Waste: refetched content counts as refetch; other content is dead until
