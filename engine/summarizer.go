@@ -627,7 +627,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		fc.flags = sc.flags
 		if fk := &sc.fold.counted; fk.ok && fk.header == header && len(fk.flags) == len(srcAt) {
 			// The fold before made src, and counted its lines.
-			fc.tokens, fc.bytes, fc.n = fk.tokens, fk.bytes, fk.n
+			fc.classTally = fk.classTally
 			copy(fc.flags, fk.flags)
 			nsrc = len(srcAt)
 		} else if fc.count(cands, srcAt, header) {
@@ -681,7 +681,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 	nend := int32(-1) // as count's end
 	if made && nsrc > 1 {
 		nx = &sc.madeCounts
-		nx.tokens, nx.bytes, nx.n = fc.tokens, fc.bytes, fc.n
+		nx.classTally = fc.classTally
 		nx.flags = append(nx.flags[:0], 0)
 		nx.header, nx.ok = header, true
 	}
@@ -860,10 +860,10 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 // its header): the fold that made them works them out from its src's, at
 // the cost of the lines it does not take in runs.
 type foldCounts struct {
-	tokens, bytes, n [maxScore + 1]int
-	flags            []uint8 // by line; the header's is 0
-	header           string  // the header count compares lines with
-	ok               bool
+	classTally
+	flags  []uint8 // by line; the header's is 0
+	header string  // the header count compares lines with
+	ok     bool
 }
 
 // sub takes a line of src that is not made as it is out of the counts.
@@ -877,34 +877,48 @@ func (k *foldCounts) sub(l *sumLine) {
 // line that is put), and flags it as count would; it returns where the
 // next line must start less one to follow it.
 func (k *foldCounts) add(l *sumLine, at int, end int32, header string) int32 {
-	if l.first || l.bonus || l.score < 0 || l.score > maxScore {
+	f, end, ok := k.tally(l, int32(at), end, header)
+	if !ok {
 		k.ok = false
 		return -1
 	}
-	k.tokens[l.score] += int(l.tokens)
-	k.bytes[l.score] += l.size()
-	k.n[l.score]++
-	var f uint8
-	switch {
-	case int(l.cut) != len(l.key) || l.key == header || strings.HasSuffix(l.key, "…"):
-		f, end = flagPut, -1
-	case int32(at)-1 != end:
-		f = flagRun
-		fallthrough
-	default:
-		end = int32(at) + int32(len(l.key))
-	}
 	k.flags = append(k.flags, f)
 	return end
+}
+
+// classTally is the tokens, bytes in a summary and number of a folded
+// summary's lines, by score.
+type classTally struct {
+	tokens, bytes, n [maxScore + 1]int
+}
+
+// tally counts line l, which starts in src at at after a line ending at
+// end (-1: one that is put), and returns its flags and where the next line
+// must start less one to follow it; false if the line is not as pick made
+// it (a bonus, or the first line, which would take one).
+func (t *classTally) tally(l *sumLine, at, end int32, header string) (uint8, int32, bool) {
+	if l.first || l.bonus || l.score < 0 || l.score > maxScore {
+		return 0, -1, false
+	}
+	t.tokens[l.score] += int(l.tokens)
+	t.bytes[l.score] += l.size()
+	t.n[l.score]++
+	switch {
+	case int(l.cut) != len(l.key) || l.key == header || strings.HasSuffix(l.key, "…"):
+		return flagPut, -1, true
+	case at-1 != end:
+		return flagRun, at + int32(len(l.key)), true
+	}
+	return 0, at + int32(len(l.key)), true
 }
 
 // foldClasses are a folded summary's lines (but its header) by score:
 // their tokens, their bytes in a summary and their number, and which
 // classes a fold keeps whole; and what stops a run of them (flags).
 type foldClasses struct {
-	tokens, bytes, n [maxScore + 1]int
-	all              [maxScore + 1]bool
-	flags            []uint8 // by index in cands
+	classTally
+	all   [maxScore + 1]bool
+	flags []uint8 // by index in cands
 }
 
 // maxScore is the highest score of a line, the block-start bonus added.
@@ -923,24 +937,11 @@ const (
 func (fc *foldClasses) count(cands []sumLine, at []int32, header string) bool {
 	end := int32(-1) // where the line before ends in src, if it is not put
 	for i := 1; i < len(at); i++ {
-		l := &cands[i]
-		if l.first || l.bonus || l.score < 0 || l.score > maxScore {
+		f, e, ok := fc.tally(&cands[i], at[i], end, header)
+		if !ok {
 			return false
 		}
-		fc.tokens[l.score] += int(l.tokens)
-		fc.bytes[l.score] += l.size()
-		fc.n[l.score]++
-		var f uint8
-		switch {
-		case int(l.cut) != len(l.key) || l.key == header || strings.HasSuffix(l.key, "…"):
-			f, end = flagPut, -1
-		case at[i]-1 != end:
-			f = flagRun
-			fallthrough
-		default:
-			end = at[i] + int32(len(l.key))
-		}
-		fc.flags[i] = f
+		fc.flags[i], end = f, e
 	}
 	return true
 }
