@@ -1348,7 +1348,9 @@ func prefixLen(b *Block, i int) int {
 // filler (encoded, or one written out) that start at i.
 func commonPrefixRuns(a, b string) (i, extra int) {
 	i = commonPrefix(a, b)
-	if i == len(a) && i == len(b) {
+	if i == len(a) || i == len(b) {
+		// One is the other's start (a grown chunk): the shorter's runs all
+		// close within it, so none that both have holds i.
 		return i, 0
 	}
 	s := encodedRunAt(a, i)
