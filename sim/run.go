@@ -664,6 +664,7 @@ func (m *meter) init(e *env, cm cacheModel) {
 	m.env, m.cache = e, cm
 	if s := e.scratch; s != nil {
 		m.ratios, m.sizes, m.lost, m.memo, m.memos = s.ratios, s.sizes, s.lost, s.memo, s.memos
+		m.view.chains, m.view.cum, m.sigs, m.fresh, m.deadBy, m.prev = s.chains, s.cum, s.sigs, s.fresh, s.deadBy, s.prev
 	}
 	if m.lost == nil {
 		m.lost = map[lostFact]bool{}

@@ -15,6 +15,12 @@ type runScratch struct {
 	tools   map[string]toolResult
 
 	// The meter's.
+	chains []uint64
+	cum    []int
+	sigs   []gramSig
+	fresh  []int32
+	deadBy []int64
+	prev   []*Block // its own, not a policy's
 	ratios []float64
 	sizes  []int32
 	lost   map[lostFact]bool
@@ -58,7 +64,22 @@ func (s *runScratch) reclaim(e *env, r *runner) {
 	clear(m.ratios)
 	clear(m.sizes)
 	s.ratios, s.sizes, s.lost, s.memo, s.memos = m.ratios[:0], m.sizes[:0], m.lost, m.memo, memos[:0]
-	if p, ok := r.pol.(*regionPolicy); ok {
+	v := &m.view
+	clear(v.chains[:cap(v.chains)])
+	clear(v.cum[:cap(v.cum)])
+	clear(m.sigs[:cap(m.sigs)])
+	clear(m.fresh[:cap(m.fresh)])
+	clear(m.deadBy)
+	s.chains, s.cum, s.sigs, s.fresh, s.deadBy = v.chains[:0], v.cum[:0], m.sigs[:0], m.fresh[:0], m.deadBy[:0]
+	// A region policy's requests are the meter's prev: the meter's own,
+	// if any, is the scratch's still.
+	clear(s.prev[:cap(s.prev)])
+	p, ok := r.pol.(*regionPolicy)
+	if !ok {
+		clear(m.prev[:cap(m.prev)])
+		s.prev = m.prev[:0]
+	}
+	if ok {
 		clear(p.calls.infos)
 		clear(p.calls.index)
 		clear(p.seen.slots)
