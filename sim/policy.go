@@ -217,7 +217,13 @@ func assistantText(ev *trace.Event) string {
 		}
 		return ev.Text
 	}
+	const fixed = len("\n<tool_use id=\"\" name=\"\"></tool_use>")
+	n := len(ev.Text)
+	for _, c := range ev.ToolCalls {
+		n += fixed + len(c.ID) + len(c.Name) + len(c.Args)
+	}
 	var sb strings.Builder
+	sb.Grow(n) // grown as it is written, the text took three times its bytes
 	sb.WriteString(ev.Text)
 	for _, c := range ev.ToolCalls {
 		if sb.Len() > 0 {
