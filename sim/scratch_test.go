@@ -57,29 +57,55 @@ func TestRunReuse(t *testing.T) {
 		want[i] = result(c, new(runScratch))
 	}
 	var s runScratch
+	// Nothing of a run stays but capacity and the zeroed slabs. (The cache
+	// model, which holds no pointer, is reset when a run takes it.)
+	reclaimed := func(c cell) {
+		t.Helper()
+		rest := s
+		rest.blocks, rest.stats, rest.ant = nil, nil, anthropicCache{}
+		p := leftover(reflect.ValueOf(rest), "scratch")
+		for j := 0; p == "" && j < len(s.blocks); j++ {
+			p = leftover(reflect.ValueOf(*s.blocks[j]), fmt.Sprintf("scratch.blocks[%d]", j))
+		}
+		for j := 0; p == "" && j < len(s.stats); j++ {
+			p = leftover(reflect.ValueOf(*s.stats[j]), fmt.Sprintf("scratch.stats[%d]", j))
+		}
+		if p != "" {
+			t.Fatalf("%s at %d: %s holds a value of the run", c.cfg.Policy, c.cfg.Window, p)
+		}
+	}
 	for round := range 2 {
 		for i, c := range cells {
+			if round == 1 && i%2 == 0 {
+				// A run cancelled half way gives its scratch back too.
+				ctx, cancel := context.WithCancel(context.Background())
+				src := &cancelAt{Source: SliceSource(ws[c.w].h, ws[c.w].evs), at: len(ws[c.w].evs) / 2, cancel: cancel}
+				if _, err := runWith(ctx, src, c.cfg, &s); err == nil {
+					t.Fatalf("%s at %d: a cancelled run returned no error", c.cfg.Policy, c.cfg.Window)
+				}
+				reclaimed(c)
+			}
 			if got := result(c, &s); !bytes.Equal(got, want[i]) {
 				t.Errorf("round %d, %s at %d on workload %d, after %v:\n got %s\nwant %s", round, c.cfg.Policy, c.cfg.Window, c.w,
 					cells[(i+len(cells)-1)%len(cells)], got, want[i])
 			}
-			// Nothing of the run stays but capacity and the zeroed slabs.
-			// (The cache model, which holds no pointer, is reset when a
-			// run takes it.)
-			rest := s
-			rest.blocks, rest.stats, rest.ant = nil, nil, anthropicCache{}
-			p := leftover(reflect.ValueOf(rest), "scratch")
-			for j := 0; p == "" && j < len(s.blocks); j++ {
-				p = leftover(reflect.ValueOf(*s.blocks[j]), fmt.Sprintf("scratch.blocks[%d]", j))
-			}
-			for j := 0; p == "" && j < len(s.stats); j++ {
-				p = leftover(reflect.ValueOf(*s.stats[j]), fmt.Sprintf("scratch.stats[%d]", j))
-			}
-			if p != "" {
-				t.Fatalf("%s at %d: %s holds a value of the run", c.cfg.Policy, c.cfg.Window, p)
-			}
+			reclaimed(c)
 		}
 	}
+}
+
+// cancelAt is a source that cancels the run's context at its at-th event.
+type cancelAt struct {
+	Source
+	n, at  int
+	cancel context.CancelFunc
+}
+
+func (s *cancelAt) Scan() bool {
+	if s.n++; s.n == s.at {
+		s.cancel()
+	}
+	return s.Source.Scan()
 }
 
 // leftover is the path of a value in v that is not zero (slices are read to
