@@ -97,14 +97,21 @@ type cacheModel interface {
 	serve(v *prefixView, now float64) cacheUse
 }
 
-func newCacheModel(p Profile) (cacheModel, error) {
+// newCacheModel makes the cache model of profile p; an anthropic one is
+// ac, reset (its arrays kept), if ac is not nil.
+func newCacheModel(p Profile, ac *anthropicCache) (cacheModel, error) {
 	k, err := ParseCacheKind(p.Cache)
 	if err != nil {
 		return nil, err
 	}
 	switch k {
 	case CacheAnthropic:
-		return &anthropicCache{min: p.CacheMin}, nil
+		if ac == nil {
+			return &anthropicCache{min: p.CacheMin}, nil
+		}
+		t := &ac.entries
+		*ac = anthropicCache{min: p.CacheMin, entries: antEntries{slots: t.slots[:0], spare: t.spare[:0]}}
+		return ac, nil
 	case CacheOpenAI:
 		return &autoCache{min: p.CacheMin, step: p.CacheStep, ttl: p.CacheTTL}, nil
 	case CacheVLLM:
@@ -197,8 +204,8 @@ func (t *antEntries) put(key uint64, expires, ttl float64) {
 // size slots (a power of two).
 func (t *antEntries) resize(size int, now float64) {
 	old := t.slots
-	if len(t.spare) == size {
-		t.slots = t.spare
+	if cap(t.spare) >= size {
+		t.slots = t.spare[:size]
 		clear(t.slots)
 	} else {
 		t.slots = make([]antEntry, size)

@@ -109,7 +109,7 @@ func meterRun(b *testing.B, h trace.Header, evs []trace.Event, cfg Config, pol p
 	if err != nil {
 		b.Fatal(err)
 	}
-	cm, err := newCacheModel(cfg.Model)
+	cm, err := newCacheModel(cfg.Model, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

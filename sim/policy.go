@@ -3,7 +3,6 @@ package sim
 import (
 	"math"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/ctxsim/ctxsim/engine"
@@ -52,48 +51,57 @@ type env struct {
 	sumOut        int // summariser output tokens
 	warnings      []string
 
+	// scratch holds what the run reuses of earlier runs' (nil in tests).
+	scratch *runScratch
+
 	// Blocks and content stats are allocated a slab at a time: a run keeps
-	// every block it makes (content stats list them), so a slab frees no
-	// later than its blocks would, and the allocator runs once per slab.
+	// every block it makes (content stats list them), and its slabs serve
+	// later runs (a run's blocks were two fifths of its allocation).
 	blockSlab []Block
-	slabs     []*[slabLen]Block // the slabs blockSlab came from, for release
 	statSlab  []contentStat
+	slabs     []*[slabLen]Block // the first nslabs are in use
+	stats     []*[slabLen]contentStat
+	nslabs    int
+	nstats    int
 }
 
 // slabLen is how many blocks or content stats a slab holds.
 const slabLen = 64
 
-// blockSlabs holds the slabs of blocks of finished runs, cleared: a run
-// keeps every block it makes until it ends, so its slabs were two fifths of
-// its allocation, and of the collector's work.
-var blockSlabs = sync.Pool{New: func() any { return new([slabLen]Block) }}
-
 // allocBlock returns a zero block from the current slab.
 func (e *env) allocBlock() *Block {
 	if len(e.blockSlab) == 0 {
-		s := blockSlabs.Get().(*[slabLen]Block)
-		e.slabs = append(e.slabs, s)
-		e.blockSlab = s[:]
+		if e.nslabs == len(e.slabs) {
+			e.slabs = append(e.slabs, new([slabLen]Block))
+		}
+		e.blockSlab = e.slabs[e.nslabs][:]
+		e.nslabs++
 	}
 	b := &e.blockSlab[0]
 	e.blockSlab = e.blockSlab[1:]
 	return b
 }
 
-// release returns the run's slabs of blocks, cleared, for later runs: no
-// block may be used after it.
+// release zeroes the slabs in use, for later runs: no block or content
+// stat may be used after it.
 func (e *env) release() {
-	for _, s := range e.slabs {
+	for _, s := range e.slabs[:e.nslabs] {
 		*s = [slabLen]Block{}
-		blockSlabs.Put(s)
 	}
-	e.slabs, e.blockSlab = nil, nil
+	for _, s := range e.stats[:e.nstats] {
+		*s = [slabLen]contentStat{}
+	}
+	e.nslabs, e.nstats, e.blockSlab, e.statSlab = 0, 0, nil, nil
 }
 
 // allocStat returns a zero content stat from the current slab.
 func (e *env) allocStat() *contentStat {
 	if len(e.statSlab) == 0 {
-		e.statSlab = make([]contentStat, slabLen)
+		if e.nstats == len(e.stats) {
+			e.stats = append(e.stats, new([slabLen]contentStat))
+		}
+		e.statSlab = e.stats[e.nstats][:]
+		e.nstats++
 	}
 	st := &e.statSlab[0]
 	e.statSlab = e.statSlab[1:]
@@ -209,7 +217,13 @@ func assistantText(ev *trace.Event) string {
 		}
 		return ev.Text
 	}
+	const fixed = len("\n<tool_use id=\"\" name=\"\"></tool_use>")
+	n := len(ev.Text)
+	for _, c := range ev.ToolCalls {
+		n += fixed + len(c.ID) + len(c.Name) + len(c.Args)
+	}
 	var sb strings.Builder
+	sb.Grow(n) // grown as it is written, the text took three times its bytes
 	sb.WriteString(ev.Text)
 	for _, c := range ev.ToolCalls {
 		if sb.Len() > 0 {

@@ -42,6 +42,11 @@ type regionPolicy struct {
 
 	calls   callTable // what observe recorded of each tool call id
 	regions map[string]*regionState
+	// seen holds the hashes of the blocks with a synthetic id (region#hash)
+	// of each region, which no probe names: they are kept out of
+	// env.content, whose string keys and kept blocks cost more, and only
+	// their arrival is counted.
+	seen seenSet
 	// The states region last returned, the latest first: a region's blocks
 	// come in a row, and a request's new ones mostly from two regions in
 	// turn (a chunk of a system region, then messages).
@@ -137,10 +142,7 @@ type regionState struct {
 	slot  uint16     // the blocks' slot (see Block.slot)
 	grown grownCount // its last system block counted
 	chunk *Block     // its last system block converted
-	// seen holds the hashes of its blocks with a synthetic id (region#hash),
-	// which no probe names: they are kept out of env.content, whose string
-	// keys and kept blocks cost more, and only their arrival is counted.
-	seen hashSet
+	id    uint32     // 1 + its index in order of creation, for regionPolicy.seen
 }
 
 // region returns the state of the region called name.
@@ -153,7 +155,7 @@ func (p *regionPolicy) region(name string) *regionState {
 		rs = p.regions[name]
 	}
 	if rs == nil {
-		rs = &regionState{name: name}
+		rs = &regionState{name: name, id: uint32(len(p.regions) + 1)}
 		if len(p.env.regionNames) < math.MaxUint16 {
 			p.env.regionNames = append(p.env.regionNames, name)
 			rs.slot = uint16(len(p.env.regionNames))
@@ -164,40 +166,40 @@ func (p *regionPolicy) region(name string) *regionState {
 	return rs
 }
 
-// hashSet is a set of content hashes by open addressing: they are XXH64
-// sums, whose low bits index its slots as well as a map's hash would, and
-// adding one costs a fraction of a map insert.
-type hashSet struct {
-	slots []uint64 // 0 marks an empty slot
-	n     int      // hashes in slots
-	zero  bool     // whether 0 is in the set
+// seenSet is a set of content hashes of regions by open addressing: they
+// are XXH64 sums, whose low bits index its slots as well as a map's hash
+// would, and adding one costs a fraction of a map insert.
+type seenSet struct {
+	slots []seenKey
+	n     int // keys in slots
 }
 
-// add adds h to the set, reporting whether it was not there.
-func (s *hashSet) add(h uint64) bool {
-	if h == 0 {
-		added := !s.zero
-		s.zero = true
-		return added
-	}
+type seenKey struct {
+	hash   uint64
+	region uint32 // regionState.id; 0 marks an empty slot
+}
+
+// add adds the hash h of region id to the set, reporting whether it was
+// not there.
+func (s *seenSet) add(h uint64, id uint32) bool {
 	if 2*(s.n+1) > len(s.slots) {
 		old := s.slots
-		s.slots, s.n = make([]uint64, max(64, 2*len(old))), 0
+		s.slots, s.n = make([]seenKey, max(64, 2*len(old))), 0
 		for _, o := range old {
-			if o != 0 {
-				s.add(o)
+			if o.region != 0 {
+				s.add(o.hash, o.region)
 			}
 		}
 	}
 	mask := uint64(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case h:
-			return false
-		case 0:
-			s.slots[i] = h
+		switch k := &s.slots[i]; {
+		case k.region == 0:
+			*k = seenKey{h, id}
 			s.n++
 			return true
+		case k.hash == h && k.region == id:
+			return false
 		}
 	}
 }
@@ -297,7 +299,12 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 		opt:     engine.Options{Window: e.window, Scripts: scripts, WorkDir: dir, Model: e.prof.Name},
 		regions: map[string]*regionState{},
 		warned:  map[string]bool{}}
-	p.calls.init(e.toolResults)
+	if s := e.scratch; s != nil {
+		p.calls, p.seen, p.index, p.cached, p.arrays = s.calls, s.seen, s.index, s.cached, s.arrays
+	}
+	if p.calls.index == nil {
+		p.calls.init(e.toolResults)
+	}
 	// Validate now, so that a blueprint that cannot run at this window fails
 	// the run before any event.
 	probe := p.opt
@@ -548,7 +555,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 			// Only a sink reads the ids of blocks no event made.
 			b.ID = p.arena.regionBlockID(eb.Region, eb.Hash)
 		}
-		if rs.seen.add(eb.Hash) {
+		if p.seen.add(eb.Hash, rs.id) {
 			p.env.arrived += int64(b.Tokens)
 		}
 	}

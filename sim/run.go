@@ -128,6 +128,14 @@ type DepthBucket struct {
 // single-threaded and deterministic. The clairvoyant policy reads the whole
 // trace first (it needs the future); every other policy streams.
 func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
+	s := scratches.Get().(*runScratch)
+	defer scratches.Put(s)
+	return runWith(ctx, src, cfg, s)
+}
+
+// runWith is Run, growing the tables and arrays of s (see runScratch) and
+// reclaiming them before it returns.
+func runWith(ctx context.Context, src Source, cfg Config, s *runScratch) (*Result, error) {
 	hdr, err := src.Header()
 	if err != nil {
 		return nil, err
@@ -154,12 +162,14 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cm, err := newCacheModel(prof)
+	cm, err := newCacheModel(prof, &s.ant)
 	if err != nil {
 		return nil, err
 	}
-	e := &env{tok: freshTokenizer(tok), prof: prof, window: window,
-		factIdx: map[string][]*Block{}, series: cfg.Series != nil, rebuild: cfg.rebuild, literalRuns: cfg.literalRuns}
+	e := &env{tok: freshTokenizer(tok), prof: prof, window: window, series: cfg.Series != nil, rebuild: cfg.rebuild, literalRuns: cfg.literalRuns,
+		scratch: s, content: s.content, factIdx: s.factIdx, slabs: s.blocks, stats: s.stats}
+	var r *runner
+	defer func() { s.reclaim(e, r) }()
 	var fut *future
 	if spec.Name == "clairvoyant" {
 		evs, err := readAll(ctx, src)
@@ -172,19 +182,25 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	// The tool results of a SliceSource are counted first, so that the maps
 	// with an entry per result are made at their size: growing them was a
 	// fortieth of a run.
-	if s, ok := src.(*sliceSource); ok {
-		for i := range s.evs {
-			if s.evs[i].Kind == trace.KindToolResult {
+	if ss, ok := src.(*sliceSource); ok {
+		for i := range ss.evs {
+			if ss.evs[i].Kind == trace.KindToolResult {
 				e.toolResults++
 			}
 		}
 	}
-	e.content = make(map[string]*contentStat, e.toolResults)
+	if e.content == nil {
+		e.content = make(map[string]*contentStat, e.toolResults)
+		e.factIdx = map[string][]*Block{}
+	}
 	pol, err := newPolicy(spec, e, fut)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: make(map[string]toolResult, e.toolResults)}
+	r = &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: s.tools}
+	if r.tools == nil {
+		r.tools = make(map[string]toolResult, e.toolResults)
+	}
 	r.m.init(e, cm)
 	r.m.walkAll = cfg.walkAll
 	if err := r.run(ctx, src); err != nil {
@@ -201,7 +217,6 @@ func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
 	if rp, ok := pol.(*recordedPolicy); ok && !rp.sawExact {
 		res.Warnings = append(res.Warnings, "as-recorded: the trace records no requests; replayed the recorded messages and compactions")
 	}
-	e.release()
 	return res, nil
 }
 
@@ -640,14 +655,21 @@ type meter struct {
 	factProbes, factHits, refProbes int
 	refHits                         int
 	lost                            map[lostFact]bool
-	memo                            map[string]*factMemo
+	memo                            map[string]int32 // fact text -> its index in memos
+	memos                           []factMemo
 	depth                           map[int]*DepthBucket
 }
 
 func (m *meter) init(e *env, cm cacheModel) {
 	m.env, m.cache = e, cm
-	m.lost = map[lostFact]bool{}
-	m.memo = map[string]*factMemo{}
+	if s := e.scratch; s != nil {
+		m.ratios, m.sizes, m.lost, m.memo, m.memos = s.ratios, s.sizes, s.lost, s.memo, s.memos
+		m.view.chains, m.view.cum, m.sigs, m.fresh, m.deadBy, m.prev = s.chains, s.cum, s.sigs, s.fresh, s.deadBy, s.prev
+	}
+	if m.lost == nil {
+		m.lost = map[lostFact]bool{}
+		m.memo = map[string]int32{}
+	}
 	m.depth = map[int]*DepthBucket{}
 }
 
@@ -991,11 +1013,19 @@ func (m *meter) present(req *Request, p *trace.Probe) *Block {
 			return b
 		}
 	}
-	memo := m.memo[p.Text]
-	if memo == nil {
-		memo = &factMemo{scannedAt: -1}
-		m.memo[p.Text] = memo
+	i, ok := m.memo[p.Text]
+	if !ok {
+		// A reused memo's hits are empty, their array kept (see reclaim).
+		i = int32(len(m.memos))
+		if len(m.memos) < cap(m.memos) {
+			m.memos = m.memos[:i+1]
+		} else {
+			m.memos = append(m.memos, factMemo{})
+		}
+		m.memos[i].scannedAt = -1
+		m.memo[p.Text] = i
 	}
+	memo := &m.memos[i]
 	for _, b := range memo.hits {
 		if b.since >= 0 {
 			return b

@@ -31,7 +31,10 @@ func summarize(e *env, blocks []*Block, maxTokens int) *Block {
 	in, size := 0, 0
 	for _, b := range blocks {
 		in += b.Tokens
-		size += len(b.Text) + b.Size + 2
+		size += len(b.Text) + 2
+		if b.Text == "" && b.Size > 0 {
+			size += standInLen(b.Size, b.Facts, e.literalRuns) // not the Size bytes it stands for
+		}
 	}
 	var sb strings.Builder
 	sb.Grow(size)
