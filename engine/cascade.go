@@ -113,7 +113,13 @@ func (c *Context) appendHistory(h *region, se *entry) {
 	}
 	in := h.tokens + se.tokens
 	c.sumSc.ents = append(append(c.sumSc.ents[:0], h.entries...), se)
+	if h.def.Volatility == VolatilityGrows {
+		// The folded summary is written where h's first chunk will be
+		// (renderChunked takes it there): a chunk slab is h's alone.
+		c.sumSc.into, c.sumSc.intoHead = &h.rend.text, labelled(h, "")
+	}
 	folded, err := c.summarize(h.name, c.sumSc.ents, joined, min(c.bp.Compaction.MaxSummaryTokens, h.max), in)
+	c.sumSc.into, c.sumSc.intoHead = nil, ""
 	clear(c.sumSc.ents)
 	if err == nil {
 		fe := c.summaryEntry(folded)
