@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -315,9 +314,9 @@ type pointerCache struct {
 	byTokens []string // "" where none was made
 }
 
-// maxPointerTokens bounds the tokens pointerCache holds pointers for, and
-// so its table.
-const maxPointerTokens = 1 << 12
+// maxPointerTokens bounds the tokens pointerCache holds pointers for (of
+// results up to 8 KB), and so its table.
+const maxPointerTokens = 1 << 11
 
 // add records ptr as the pointer of a result of tokens.
 func (pc *pointerCache) add(tokens int, ptr string) {
@@ -325,9 +324,13 @@ func (pc *pointerCache) add(tokens int, ptr string) {
 		return
 	}
 	if tokens >= len(pc.byTokens) {
-		// Room for results half as large again (most sizes are met early).
-		n := min(max(tokens+tokens/2, 256), maxPointerTokens)
-		pc.byTokens = slices.Grow(pc.byTokens, n-len(pc.byTokens))[:n]
+		// Doubled at once to a power of two past tokens: results' sizes
+		// spread over their whole range from the start.
+		n := 256
+		for n <= tokens {
+			n *= 2
+		}
+		pc.byTokens = append(pc.byTokens, make([]string, n-len(pc.byTokens))...)
 	}
 	pc.byTokens[tokens] = ptr
 }

@@ -16,7 +16,7 @@ func TestWholePointerMatchesFormat(t *testing.T) {
 		for _, content := range []string{"", "short", strings.Repeat("~", 160), strings.Repeat("~", 161), strings.Repeat("é", 100), strings.Repeat("é", 200), strings.Repeat("x", 5000),
 			run(100), run(160), run(161), run(5000) + "\n", "ab" + run(150) + "cd", "é" + run(30) + strings.Repeat("é", 200), run(1 << 40),
 			run(160) + "x", run(161) + "x", run(200) + "\nvalue-1\n" + run(200) + "\n", run(300) + run(300), "\xff" + run(300)} {
-			for _, tokens := range []int{0, 7, 123456789, 4095, 4096, 7} {
+			for _, tokens := range []int{0, 7, 123456789, 2047, 2048, 7} {
 				want := fmt.Sprintf("[output (%d tokens) is in your context under the '%s' heading - it is already in this prompt, so no tool call is needed to see it. Preview: %s]", tokens, target, previewOf(content))
 				got, size := c.wholePointer(tokens, rc, content)
 				if got != want {
