@@ -1113,7 +1113,9 @@ func (sc *sumScratch) cutLine(c *sumLine, text string, counter TokenCounter) (su
 
 // lineRoom is an empty slice with room for n lines: the smallest one an
 // entry let go of that fits, else a new one with room to spare, as a
-// history's folded summary grows a little at each fold.
+// history's folded summary grows at each fold: a power of two of lines,
+// so that the room a fold lets go of serves the folds after it until the
+// summary doubles (with n/4 to spare, each was new until it was full).
 func (sc *sumScratch) lineRoom(n int) []sumLine {
 	best := -1
 	for i, r := range sc.rooms {
@@ -1122,7 +1124,7 @@ func (sc *sumScratch) lineRoom(n int) []sumLine {
 		}
 	}
 	if best < 0 {
-		return make([]sumLine, 0, n+n/4)
+		return make([]sumLine, 0, 1<<bits.Len(uint(n+n/4)))
 	}
 	r := sc.rooms[best]
 	last := len(sc.rooms) - 1
