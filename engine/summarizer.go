@@ -55,6 +55,7 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.lines, sc.starts, false, "", nil)
 	// Emptied so that the buffers hold no content between calls.
 	clear(sc.lines)
+	sc.own = strings.Builder{}
 	return s, err
 }
 
