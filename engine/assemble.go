@@ -1362,10 +1362,12 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 				sum += r.entries[n].tokens
 				n++
 			}
-			if rd.text.Cap()-rd.text.Len() < size {
-				// The slab is full: the open chunk moves to a new one
-				// (growing the Builder would copy the closed chunks too).
-				open := rd.text.String()[rd.at:]
+			open := rd.blocks[keep].Text
+			if l := rd.text.Len(); rd.text.Cap()-l < size || l-rd.at != len(open) || rd.text.String()[rd.at:] != open {
+				// The slab is full, or the open chunk does not end it (a
+				// fold's summary was written after it, or in a new slab:
+				// summaryBuf): it moves to a new one (growing the Builder
+				// would copy the closed chunks too).
 				rd.text = strings.Builder{}
 				rd.text.Grow(max(chunkSlabBytes, len(open)+size))
 				rd.text.WriteString(open)
@@ -1405,14 +1407,20 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		}
 		// The chunk follows the last one in the slab (a Builder only
 		// appends, so the texts earlier requests hold stay as they were),
-		// or starts a new slab.
-		if rd.text.Cap()-rd.text.Len() < size {
-			rd.text = strings.Builder{}
-			rd.text.Grow(max(chunkSlabBytes, size))
+		// or starts a new slab; or the slab ends with its heading and first
+		// entry already (a fold's summary, written there by summaryBuf).
+		i := start
+		if start == 0 && rd.endsWith(h, r.entries[0].content, size) {
+			i++
+		} else {
+			if rd.text.Cap()-rd.text.Len() < size {
+				rd.text = strings.Builder{}
+				rd.text.Grow(max(chunkSlabBytes, size))
+			}
+			rd.at = rd.text.Len()
+			rd.text.WriteString(h)
 		}
-		rd.at = rd.text.Len()
-		rd.text.WriteString(h)
-		for i := start; i < end; i++ {
+		for ; i < end; i++ {
 			if i > start {
 				rd.text.WriteString("\n\n")
 			}
@@ -1436,6 +1444,23 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		start = end
 	}
 	rd.blocks, rd.chunkStarts, rd.count = blocks, starts, len(r.entries)
+}
+
+// endsWith reports whether the chunk slab ends with head and then content,
+// with room left for the rest of a chunk of size bytes, and if so starts
+// the chunk there. Where content is that text (the same bytes), comparing
+// them takes no time.
+func (rd *rendered) endsWith(head, content string, size int) bool {
+	n, k := rd.text.Len(), len(head)+len(content)
+	if n < k || rd.text.Cap()-n < size-k {
+		return false
+	}
+	text := rd.text.String()[n-k:]
+	if text[len(head):] != content || text[:len(head)] != head {
+		return false
+	}
+	rd.at = n - k
+	return true
 }
 
 // reuseShiftedChunks serves a grows region whose oldest entries left (and

@@ -689,3 +689,88 @@ conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
 		t.Fatalf("only %d requests retagged: the layouts cover too little", retagged)
 	}
 }
+
+// A fold writes its summary into the history's chunk slab, where the
+// history's first chunk goes (summaryBuf): every request is as a fresh
+// render of the same entries makes it, whether the chunk takes the summary
+// there, more summaries are appended after it, or something else follows
+// the open chunk in the slab (a fold not kept).
+func TestFoldedSummaryInChunkSlab(t *testing.T) {
+	const layout = `[agent]
+[context.regions]
+code = { kind = "compacting", max_tokens = 300, threshold_tokens = 200, volatility = "grows" }
+hist = { kind = "compact_history", source_region = "code", max_tokens = 300, volatility = "grows" }
+conversation = { kind = "sliding_window", max_items = 6, max_tokens = 400 }
+[compaction]
+max_summary_tokens = 60
+[stages.a]
+system_prompt = "Work."
+[stages.a.tool_routing]
+default_region = "conversation"
+[stages.a.tool_routing.overrides]
+read_file = "code"
+`
+	bp, err := ParseBlueprint("fold.leviath", []byte(layout), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// inc renders incrementally; fresh, fed alike, renders from scratch.
+	inc, err := New(bp, Options{Window: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := New(bp, Options{Window: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds := 0
+	for i := range 200 {
+		content := fmt.Sprintf("file %d\nvalue-%d-%x\n%s", i, i, i*7919, strings.Repeat("a line of code\n", i%7))
+		for _, c := range []*Context{inc, fresh} {
+			tc := ToolCall{ID: fmt.Sprint("c", i), Name: "read_file", Args: json.RawMessage(`{"path":"f.go"}`)}
+			if err := c.AddAssistant("", []ToolCall{tc}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.AddToolResult(ToolResult{CallID: tc.ID, Tool: "read_file", Content: content}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ev := range inc.Drain() {
+			if ev.Kind == EventRecompact {
+				folds++
+			}
+		}
+		fresh.Drain()
+		switch rd := &inc.byName["hist"].rend; i % 11 {
+		case 5:
+			// As a fold not kept leaves the slab: text after the open chunk.
+			rd.text.WriteString("not a chunk")
+		case 9:
+			// Or a new slab, here as long as the old up to the open chunk's end.
+			n := rd.at + rd.hashed
+			rd.text = strings.Builder{}
+			rd.text.Grow(chunkSlabBytes)
+			rd.text.WriteString(strings.Repeat("#", n))
+		}
+		got := inc.Assemble()
+		for _, r := range fresh.regions {
+			r.rend = rendered{}
+			for _, e := range r.entries {
+				e.msg = nil
+			}
+		}
+		fresh.asm = assembler{}
+		want := fresh.Assemble()
+		if len(got.System) != len(want.System) {
+			t.Fatalf("step %d: %d system blocks, fresh %d", i, len(got.System), len(want.System))
+		}
+		for k := range got.System {
+			if a, b := got.System[k], want.System[k]; a.Text != b.Text || a.Hash != b.Hash || a.Tokens != b.Tokens {
+				t.Fatalf("step %d: system block %d (%s) is %q, fresh %q", i, k, a.Region, a.Text, b.Text)
+			}
+		}
+	}
+	if folds < 3 {
+		t.Fatalf("%d folds, want several", folds)
+	}
+}

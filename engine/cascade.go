@@ -113,7 +113,13 @@ func (c *Context) appendHistory(h *region, se *entry) {
 	}
 	in := h.tokens + se.tokens
 	c.sumSc.ents = append(append(c.sumSc.ents[:0], h.entries...), se)
+	if h.def.Volatility == VolatilityGrows {
+		// The folded summary is written where h's first chunk will be
+		// (renderChunked takes it there): a chunk slab is h's alone.
+		c.sumSc.into, c.sumSc.intoHead = &h.rend.text, labelled(h, "")
+	}
 	folded, err := c.summarize(h.name, c.sumSc.ents, joined, min(c.bp.Compaction.MaxSummaryTokens, h.max), in)
+	c.sumSc.into, c.sumSc.intoHead = nil, ""
 	clear(c.sumSc.ents)
 	if err == nil {
 		fe := c.summaryEntry(folded)
@@ -365,9 +371,19 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 		// has no repeats and comes first, so its lines are taken as they
 		// are, and only the later entries' lines are looked for in it.
 		buf, starts = sc.foldLines(buf, starts, entries)
-		if f := entries[0]; f.content == sc.fold.text && len(f.lines) == len(sc.fold.at) {
+		f := entries[0]
+		if f.content == sc.fold.text && len(f.lines) == len(sc.fold.at) {
 			src, srcAt = f.content, sc.fold.at
 		}
+		// f's lines are in buf now, and f leaves when the summary is
+		// stored, so their room serves the summary's (lineRoom): the
+		// summary of a fold is most of the lines of the last. Should f
+		// stay, it is scanned again.
+		if cap(f.lines) > 0 && len(sc.rooms) < maxLineRooms {
+			clear(f.lines)
+			sc.rooms = append(sc.rooms, f.lines[:0])
+		}
+		f.lines, f.scanned = nil, false
 	} else {
 		for _, e := range entries {
 			starts = append(starts, int32(len(buf)))

@@ -114,6 +114,7 @@ type Context struct {
 	callTokBuf []int
 	callRooms  []callRoom      // of turns that left, for AddAssistant to reuse
 	pointers   strings.Builder // the slab of wholePointer
+	ptrs       pointerCache    // wholePointer's pointers by tokens
 	call       ToolCall        // the call takeCall took last
 	route      route           // the last tool result's routing (resolveRoute)
 	free       []*entry        // entries let go of, for newEntry to reuse

@@ -55,6 +55,7 @@ func (Extractive) Summarize(req SummaryRequest) (string, error) {
 	s, err := sc.pick(req.Region, req.MaxTokens, counter, sc.lines, sc.starts, false, "", nil)
 	// Emptied so that the buffers hold no content between calls.
 	clear(sc.lines)
+	sc.own = strings.Builder{}
 	return s, err
 }
 
@@ -142,6 +143,12 @@ type sumScratch struct {
 	// madeCounts is fold.counted of the lines of the last summary pick
 	// made, when it took them from a fold's src by class.
 	madeCounts foldCounts
+	// A fold's summary is written to into, its history's chunk slab,
+	// after intoHead, the heading of the history's first chunk
+	// (summaryBuf); else pick writes to own.
+	into     *strings.Builder
+	intoHead string
+	own      strings.Builder
 	// The summary lines of the last two headers made (a region and its
 	// history take turns). Counted with the Context's counter; a
 	// Summarize call makes none.
@@ -685,8 +692,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		nx.flags = append(nx.flags[:0], 0)
 		nx.header, nx.ok = header, true
 	}
-	var b strings.Builder
-	b.Grow(bytes)
+	b := sc.summaryBuf(bytes)
 	b.WriteString(header)
 	// Lines take their keys from the summary as it is written: they are
 	// in its array while the Builder does not grow it (its Cap stays).
@@ -854,6 +860,38 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		}
 	}
 	return s, nil
+}
+
+// sumBuf is where pick writes a summary: a Builder, from base on.
+type sumBuf struct {
+	sb   *strings.Builder
+	base int
+}
+
+func (b sumBuf) Len() int               { return b.sb.Len() - b.base }
+func (b sumBuf) Cap() int               { return b.sb.Cap() }
+func (b sumBuf) String() string         { return b.sb.String()[b.base:] }
+func (b sumBuf) WriteString(s string)   { b.sb.WriteString(s) }
+func (b sumBuf) WriteByte(c byte) error { return b.sb.WriteByte(c) }
+func (b sumBuf) Write(p []byte)         { b.sb.Write(p) }
+
+// summaryBuf is an empty sumBuf with room for n bytes: a new Builder of
+// its own, or, for a fold (into), the history's chunk slab after the
+// heading of its first chunk, with the room renderChunked leaves an open
+// chunk, so that the chunk is the text pick writes and is not copied.
+func (sc *sumScratch) summaryBuf(n int) sumBuf {
+	sb := sc.into
+	if sb == nil {
+		sc.own = strings.Builder{}
+		sc.own.Grow(n)
+		return sumBuf{&sc.own, 0}
+	}
+	if need := len(sc.intoHead) + n + CacheChunkTokens*4; sb.Cap()-sb.Len() < need {
+		*sb = strings.Builder{} // a new slab (growing would copy the old)
+		sb.Grow(max(chunkSlabBytes, need))
+	}
+	sb.WriteString(sc.intoHead)
+	return sumBuf{sb, sb.Len()}
 }
 
 // foldCounts are what foldClasses.count finds in a summary's lines (but
@@ -1076,7 +1114,9 @@ func (sc *sumScratch) cutLine(c *sumLine, text string, counter TokenCounter) (su
 
 // lineRoom is an empty slice with room for n lines: the smallest one an
 // entry let go of that fits, else a new one with room to spare, as a
-// history's folded summary grows a little at each fold.
+// history's folded summary grows at each fold: a power of two of lines,
+// so that the room a fold lets go of serves the folds after it until the
+// summary doubles (with n/4 to spare, each was new until it was full).
 func (sc *sumScratch) lineRoom(n int) []sumLine {
 	best := -1
 	for i, r := range sc.rooms {
@@ -1085,7 +1125,7 @@ func (sc *sumScratch) lineRoom(n int) []sumLine {
 		}
 	}
 	if best < 0 {
-		return make([]sumLine, 0, n+n/4)
+		return make([]sumLine, 0, 1<<bits.Len(uint(n+n/4)))
 	}
 	r := sc.rooms[best]
 	last := len(sc.rooms) - 1

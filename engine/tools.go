@@ -290,13 +290,61 @@ func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr strin
 		// The preview is 160 bytes of the run, cut (previewParts).
 		var num [32]byte
 		n := strconv.AppendInt(append(num[:0], "[output ("...), int64(tokens), 10)
+		textLen = len(n) + len(rc.mid) + 160 + len("…]")
+		pc := &c.ptrs
+		if tokens >= 0 && tokens < len(pc.byTokens) && pc.byTokens[tokens] != "" {
+			return pc.byTokens[tokens], textLen
+		}
 		sb := c.pointerRoom(len(n) + len(rc.runEnd))
 		from := sb.Len()
 		sb.Write(n)
 		sb.WriteString(rc.runEnd)
-		return sb.String()[from:], len(n) + len(rc.mid) + 160 + len("…]")
+		ptr = sb.String()[from:]
+		pc.add(tokens, ptr)
+		return ptr, textLen
 	}
 	return c.previewPointer(tokens, rc, content)
+}
+
+// pointerCache holds the pointers wholePointer made for the route's runEnd,
+// by tokens: results of equal tokens have equal pointers, and half of a
+// run's results repeat an earlier one's tokens.
+type pointerCache struct {
+	end      string   // the runEnd the pointers end with
+	byTokens []string // "" where none was made
+}
+
+// maxPointerTokens bounds the tokens pointerCache holds pointers for (of
+// results up to 8 KB), and so its table.
+const maxPointerTokens = 1 << 11
+
+// add records ptr as the pointer of a result of tokens.
+func (pc *pointerCache) add(tokens int, ptr string) {
+	if tokens < 0 || tokens >= maxPointerTokens {
+		return
+	}
+	if tokens >= len(pc.byTokens) {
+		// Doubled at once to a power of two past tokens: results' sizes
+		// spread over their whole range from the start.
+		n := 256
+		for n <= tokens {
+			n *= 2
+		}
+		pc.byTokens = append(pc.byTokens, make([]string, n-len(pc.byTokens))...)
+	}
+	pc.byTokens[tokens] = ptr
+}
+
+// reset empties the cache if its pointers do not end with end, and returns
+// end, or the equal string the cache holds (so that the cache stays valid
+// for the route's runEnd).
+func (pc *pointerCache) reset(end string) string {
+	if pc.end == end {
+		return pc.end
+	}
+	pc.end = end
+	clear(pc.byTokens)
+	return end
 }
 
 // previewPointer is wholePointer in full: for a result that does not start
@@ -306,7 +354,7 @@ func (c *Context) previewPointer(tokens int, rc *route, content string) (ptr str
 		rc.mid = pointerMid(rc.target)
 	}
 	if k, size := parseRun(content); size > 0 && k > 160 {
-		rc.runEnd = rc.mid + string(AppendFiller(nil, 160)) + "…]"
+		rc.runEnd = c.ptrs.reset(rc.mid + string(AppendFiller(nil, 160)) + "…]")
 		return c.wholePointer(tokens, rc, content)
 	}
 	var num [32]byte
