@@ -131,7 +131,7 @@ func meterRun(b *testing.B, h trace.Header, evs []trace.Event, cfg Config, pol p
 		e.content, e.factIdx = recorded[0].content, recorded[0].factIdx
 		pol.(*replayPolicy).env = e
 	}
-	r := &runner{cfg: cfg, env: e, pol: pol, prof: cfg.Model, tools: map[string]toolResult{}}
+	r := &runner{cfg: cfg, env: e, pol: pol, prof: cfg.Model}
 	r.m.init(e, cm)
 	if err := r.run(context.Background(), SliceSource(h, evs)); err != nil {
 		b.Fatal(err)

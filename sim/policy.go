@@ -28,6 +28,10 @@ type env struct {
 	content map[string]*contentStat
 	factIdx map[string][]*Block // fact id -> blocks that list it
 	arrived int64               // tokens of content that has entered the context so far
+	// cur is the content stat of the tool result being observed, curID its
+	// id: its block is recorded without looking the id up again.
+	cur   *contentStat
+	curID string
 	// refetching marks blocks made while the agent re-fetches evicted results.
 	refetching bool
 	// series: a SeriesSink reads each request's Regions (nothing else does).
@@ -117,7 +121,7 @@ func (e *env) newBlock(kind BlockKind, id, text string, size int, facts []trace.
 // newBlockHashed is newBlock for content whose hash is known already.
 func (e *env) newBlockHashed(kind BlockKind, id, text string, size int, facts []trace.Fact, hash uint64) *Block {
 	b := e.makeBlockSigned(kind, id, text, size, facts, hash)
-	e.record(b)
+	e.record(b, e.observed(id))
 	return b
 }
 
@@ -163,15 +167,34 @@ func (e *env) makeTextBlock(kind BlockKind, text string, hash uint64, tokens int
 	return b
 }
 
-// record enters block b under its content id, counting the content's
-// arrival the first time the id is seen.
-func (e *env) record(b *Block) {
-	st, known := e.content[b.ID]
-	if !known {
-		e.arrived += int64(b.Tokens)
+// stat returns the content stat of id, made if new.
+func (e *env) stat(id string) *contentStat {
+	st := e.content[id]
+	if st == nil {
 		st = e.allocStat()
-		st.arrivedAt = e.arrived
-		e.content[b.ID] = st
+		e.content[id] = st
+	}
+	return st
+}
+
+// observed returns the content stat of id if id is the tool result being
+// observed, else nil.
+func (e *env) observed(id string) *contentStat {
+	if e.cur != nil && e.curID == id {
+		return e.cur
+	}
+	return nil
+}
+
+// record enters block b under its content id, whose stat st is if not nil,
+// counting the content's arrival the first time it enters the context.
+func (e *env) record(b *Block, st *contentStat) {
+	if st == nil {
+		st = e.stat(b.ID)
+	}
+	if !st.entered {
+		e.arrived += int64(b.Tokens)
+		st.arrivedAt, st.entered = e.arrived, true
 	}
 	if !b.Refetched {
 		st.blocks = append(st.blocks, b)

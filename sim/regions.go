@@ -91,14 +91,15 @@ type regionPolicy struct {
 
 // callInfo is what observe recorded of one tool call id.
 type callInfo struct {
-	id, event           string // the call's id, and its last result's event id
-	hasEvent, refetched bool   // a result was seen; a call was made while refetching
+	id, event           string       // the call's id, and its last result's event id
+	stat                *contentStat // event's content stat, if the runner gave it
+	hasEvent, refetched bool         // a result was seen; a call was made while refetching
 }
 
-// callTable holds a callInfo per tool call id, in the order first seen. A
-// request converts the blocks of the newest call nearly always: that one is
-// found by comparing its id (mostly the very string observe had), the others
-// through the index.
+// callTable holds a callInfo per tool call id that had a result or was
+// re-issued, in the order entered. A request converts the blocks of the
+// newest call nearly always: that one is found by comparing its id (mostly
+// the very string observe had), the others through the index.
 type callTable struct {
 	infos []callInfo
 	index map[string]int // id -> its index in infos
@@ -433,8 +434,11 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		p.turn = calls
 		for i, c := range ev.ToolCalls {
 			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
-			ci := p.calls.add(c.ID)
-			ci.refetched = ci.refetched || p.env.refetching
+			// A call is entered by its result, or here if it is re-issued:
+			// a call with neither converts as one not entered.
+			if p.env.refetching {
+				p.calls.add(c.ID).refetched = true
+			}
 		}
 		text := ev.Text
 		if text == "" && ev.Size > 0 {
@@ -446,7 +450,7 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		ci := p.calls.add(ev.CallID)
-		ci.event, ci.hasEvent = ev.ID, true
+		ci.event, ci.stat, ci.hasEvent = ev.ID, p.env.observed(ev.ID), true
 		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: p.content(ev), IsError: ev.IsError})
 		p.check("tool result", err)
 	case trace.KindContextOp:
@@ -506,11 +510,12 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		call = p.calls.find(eb.ToolCallID)
 	}
 	evID, isEvent := "", false
+	var st *contentStat
 	switch eb.Type {
 	case engine.BlockToolResult:
 		kind = BlockToolResult
 		if call != nil {
-			evID, isEvent = call.event, call.hasEvent
+			evID, st, isEvent = call.event, call.stat, call.hasEvent
 		}
 	case engine.BlockToolUse:
 		kind = BlockAssistant
@@ -549,7 +554,7 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 	}
 	if isEvent {
 		b.ID = evID
-		p.env.record(b)
+		p.env.record(b, st)
 	} else {
 		if p.env.series {
 			// Only a sink reads the ids of blocks no event made.

@@ -521,6 +521,11 @@ type contentStat struct {
 	arrivedAt int64     // env.arrived when the content first entered the context
 	blocks    []*Block  // the blocks that carried it first-hand (not refetched copies)
 	first     [1]*Block // blocks' first backing array: most content has one block
+	entered   bool      // the content entered the context (arrivedAt is set)
+	// The tool result of this id, kept for refetch, and its tool's latency:
+	// the runner enters it before a policy records its block.
+	result  *trace.Event
+	latency float64
 }
 
 func hashContent(kind BlockKind, id, text string, size int) uint64 {

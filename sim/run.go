@@ -197,10 +197,7 @@ func runWith(ctx context.Context, src Source, cfg Config, s *runScratch) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	r = &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof, tools: s.tools}
-	if r.tools == nil {
-		r.tools = make(map[string]toolResult, e.toolResults)
-	}
+	r = &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof}
 	r.m.init(e, cm)
 	r.m.walkAll = cfg.walkAll
 	if err := r.run(ctx, src); err != nil {
@@ -369,6 +366,7 @@ func (q eventQueue) sort() {
 type pendingProbe struct {
 	probe trace.Probe
 	depth int64
+	src   *contentStat // the probe's source, if its stat was found
 }
 
 type runner struct {
@@ -393,25 +391,18 @@ type runner struct {
 	// stable: the source's events stay as they are for the whole run
 	// (SliceSource), so the run holds them by pointer; else it copies them.
 	stable   bool
-	held     [][]trace.Event       // copies of the queued events, heldLen each
-	nheld    int                   // events in held
-	tools    map[string]toolResult // tool results by id, for refetch
-	toolSlab []trace.Event         // backing for tools' copies
+	held     [][]trace.Event // copies of the queued events, heldLen each
+	nheld    int             // events in held
+	toolSlab []trace.Event   // backing for the kept tool results' copies
 	pending  []pendingProbe
 
 	// Reused by every inference: what evalProbes returns (read before its
 	// next call) and a refetch turn (no policy keeps an event it observes).
 	misses  []pendingProbe
 	calls   []trace.ToolCall
-	results []toolResult
+	results []*contentStat
 	call    trace.Event
 	result  trace.Event
-}
-
-// toolResult is a tool result kept for refetch, with its tool's latency.
-type toolResult struct {
-	ev      *trace.Event
-	latency float64
 }
 
 // heldLen is how many queued events an array of runner.held holds.
@@ -479,10 +470,11 @@ func (r *runner) apply(ev *trace.Event, due float64) {
 	switch ev.Kind {
 	case trace.KindProbe:
 		var depth int64 = -1
-		if st, ok := r.env.content[ev.Probe.Source]; ok {
+		st := r.env.content[ev.Probe.Source]
+		if st != nil && st.entered {
 			depth = r.env.arrived - st.arrivedAt
 		}
-		r.pending = append(r.pending, pendingProbe{probe: *ev.Probe, depth: depth})
+		r.pending = append(r.pending, pendingProbe{probe: *ev.Probe, depth: depth, src: st})
 		return
 	case trace.KindToolResult:
 		// The run keeps every tool result: copies, if any, come from a slab.
@@ -495,7 +487,14 @@ func (r *runner) apply(ev *trace.Event, due float64) {
 			r.toolSlab = r.toolSlab[1:]
 			*kept = *ev
 		}
-		r.tools[ev.ID] = toolResult{ev: kept, latency: due - r.anchor}
+		// Kept in the content stat of its id, which the policy's block of
+		// it is recorded under: one map entry for both.
+		st := r.env.stat(ev.ID)
+		st.result, st.latency = kept, due-r.anchor
+		r.env.cur, r.env.curID = st, ev.ID
+		r.pol.observe(ev)
+		r.env.cur = nil
+		return
 	}
 	r.pol.observe(ev)
 }
@@ -513,11 +512,11 @@ func (r *runner) infer(ev *trace.Event) {
 		misses := r.evalProbes(req, true)
 		calls, results := r.calls[:0], r.results[:0]
 		for _, p := range misses {
-			var src toolResult
+			var src *contentStat
 			if !r.cfg.NoRefetch && p.probe.Refetch != nil {
-				src = r.tools[p.probe.Source]
+				src = p.src
 			}
-			if src.ev == nil {
+			if src == nil || src.result == nil {
 				r.m.lost[lostFact{p.probe.Fact, p.probe.Text}] = true
 				continue
 			}
@@ -544,11 +543,13 @@ func (r *runner) infer(ev *trace.Event) {
 		wait := 0.0
 		for i, src := range results {
 			cp := &r.result
-			*cp = *src.ev
+			*cp = *src.result
 			cp.CallID = calls[i].ID // the result answers the re-issued call
+			r.env.cur, r.env.curID = src, cp.ID
 			r.pol.observe(cp)
 			wait = math.Max(wait, src.latency)
 		}
+		r.env.cur = nil
 		r.env.refetching = false
 		r.clock += wait
 	}
@@ -582,6 +583,9 @@ func (r *runner) chargeSummaries() {
 func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 	misses := r.misses[:0]
 	for _, p := range r.pending {
+		if p.src == nil {
+			p.src = r.env.content[p.probe.Source] // arrived since the probe
+		}
 		var found *Block
 		if measured {
 			found = r.m.present(req, &p.probe)
@@ -604,7 +608,7 @@ func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 			misses = append(misses, p)
 		}
 		// The content this probe needed was used: its sends so far were not dead.
-		if st, ok := r.env.content[p.probe.Source]; ok {
+		if st := p.src; st != nil {
 			for _, b := range st.blocks {
 				r.m.used(b)
 			}

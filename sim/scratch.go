@@ -12,7 +12,6 @@ type runScratch struct {
 	stats   []*[slabLen]contentStat
 	content map[string]*contentStat
 	factIdx map[string][]*Block
-	tools   map[string]toolResult
 
 	// The meter's.
 	chains []uint64
@@ -51,8 +50,6 @@ func (s *runScratch) reclaim(e *env, r *runner) {
 	if r == nil {
 		return
 	}
-	clear(r.tools)
-	s.tools = r.tools
 	m := &r.m
 	clear(m.lost)
 	clear(m.memo)
