@@ -156,8 +156,10 @@ type antEntries struct {
 	spare []antEntry // the array before the last resize, for the next
 	// seen has the bit of every key put set (until cleared, when the
 	// entries are put again): most keys a breakpoint looks back at were
-	// never written, and a bit test rules them out without a lookup.
-	seen [1 << 10]uint64
+	// never written, and a bit test rules them out without a lookup. Its
+	// 4,096 bits, a few cache lines, suit a table that purges keep small
+	// (see anthropicSlack).
+	seen [1 << 6]uint64
 }
 
 func (t *antEntries) mayHave(key uint64) bool {
@@ -222,6 +224,11 @@ func (t *antEntries) resize(size int, now float64) {
 const (
 	anthropicMaxMarks = 4
 	anthropicLookback = 20
+	// anthropicSlack is how many entries past twice the live ones the
+	// table takes before a purge drops the expired: most entries expire
+	// unread (a prefix that changed is not asked for again), so the
+	// table, and its seen bits, stay small enough to stay in cache.
+	anthropicSlack = 128
 )
 
 func ttlSeconds(ttl string) float64 {
@@ -250,7 +257,8 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		if m.Index >= v.valid {
 			v.prefixes(m.Index + 1)
 		}
-		for j := m.Index; j >= 0 && j > m.Index-anthropicLookback; j-- {
+		lo := max(0, m.Index+1-anthropicLookback)
+		for j := m.Index; j >= lo; j-- {
 			if !c.entries.mayHave(chains[j]) {
 				continue
 			}
@@ -297,21 +305,11 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		use.Write5m = v.tokensThrough(last) - v.tokensThrough(b1h)
 	}
 	if c.entries.n > c.purgeAt {
-		live := 0
-		for _, e := range c.entries.slots {
-			if e.ttl != 0 && e.expires >= now {
-				live++
-			}
-		}
-		// Room for the entries until the next purge: the array of this
-		// size before it serves the next.
-		size := 64
-		for size < 2*(2*live+1025) {
-			size *= 2
-		}
+		// The expired entries go, as good as absent already (time does not
+		// go back); put grows the array when the live ones need room.
 		clear(c.entries.seen[:]) // the entries kept are put again
-		c.entries.resize(size, now)
-		c.purgeAt = 2*c.entries.n + 1024
+		c.entries.resize(len(c.entries.slots), now)
+		c.purgeAt = 2*c.entries.n + anthropicSlack
 	}
 	return use
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -328,6 +329,113 @@ func TestVLLMCache(t *testing.T) {
 			}
 		}
 	})
+}
+
+// refAnthropic is the plain model anthropicCache must agree with: every
+// entry ever written kept in a map, every breakpoint's 20 positions looked
+// at.
+type refAnthropic struct {
+	min     int
+	entries map[uint64]*antEntry
+}
+
+func (c *refAnthropic) serve(v *prefixView, now float64) cacheUse {
+	marks := v.marks
+	if len(marks) > anthropicMaxMarks {
+		marks = marks[len(marks)-anthropicMaxMarks:]
+	}
+	hit := -1
+	for _, m := range marks {
+		for j := m.Index; j >= 0 && j > m.Index-anthropicLookback; j-- {
+			if e := c.entries[v.chains[j]]; e != nil && e.expires >= now {
+				e.expires = now + e.ttl
+				hit = max(hit, j)
+				break
+			}
+		}
+	}
+	var use cacheUse
+	if hit >= 0 {
+		use.Read = v.cum[hit]
+	}
+	b1h, last := hit, hit
+	for _, m := range marks {
+		if m.Index <= hit || v.cum[m.Index] < c.min {
+			continue
+		}
+		ttl := ttlSeconds(m.TTL)
+		if e := c.entries[v.chains[m.Index]]; e != nil && e.expires >= now {
+			e.expires = now + e.ttl
+		} else {
+			c.entries[v.chains[m.Index]] = &antEntry{expires: now + ttl, ttl: ttl}
+		}
+		if m.TTL == "1h" {
+			b1h = max(b1h, m.Index)
+		}
+		last = max(last, m.Index)
+	}
+	if last > hit {
+		use.Write1h = v.tokensThrough(b1h) - v.tokensThrough(hit)
+		use.Write5m = v.tokensThrough(last) - v.tokensThrough(b1h)
+	}
+	return use
+}
+
+// TestAnthropicCacheMatchesReference serves long random streams, whose
+// prefixes come back after other requests and whose entries expire, purges
+// and all, as the plain model does.
+func TestAnthropicCacheMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 4; trial++ {
+		fast, ref := &anthropicCache{min: 100}, &refAnthropic{min: 100, entries: map[uint64]*antEntry{}}
+		past := [][]int{seq(1, 30)}
+		now, purges := 0.0, 0
+		for r := 0; r < 3000; r++ {
+			base := past[rng.IntN(len(past))] // an earlier request comes back
+			ids := append([]int(nil), base[:rng.IntN(len(base)+1)]...)
+			for n := rng.IntN(12); n > 0; n-- {
+				ids = append(ids, 100+rng.IntN(6))
+			}
+			if len(ids) == 0 {
+				ids = []int{1}
+			}
+			ids = ids[:min(len(ids), 90)]
+			toks := make([]int, len(ids))
+			for i, id := range ids {
+				toks[i] = 20 + id%97
+			}
+			var marks []CacheMark
+			for n := 1 + rng.IntN(5); n > 0; n-- {
+				ttl := "5m"
+				if rng.IntN(8) == 0 {
+					ttl = "1h"
+				}
+				marks = append(marks, CacheMark{Index: rng.IntN(len(ids)), TTL: ttl})
+			}
+			slices.SortFunc(marks, func(a, b CacheMark) int { return a.Index - b.Index })
+			if rng.IntN(50) == 0 {
+				now += 200 + rng.Float64()*4000 // an idle gap
+			} else {
+				now += rng.Float64() * 30
+			}
+			before := fast.entries.n
+			a, b := fast.serve(view(ids, toks, marks...), now), ref.serve(view(ids, toks, marks...), now)
+			if a != b {
+				t.Fatalf("trial %d request %d at %.0f s: %+v, reference %+v", trial, r, now, a, b)
+			}
+			if fast.entries.n < before {
+				purges++
+			}
+			if len(past) < 8 {
+				past = append(past, ids)
+			} else {
+				past[rng.IntN(len(past))] = ids
+			}
+		}
+		if purges < 10 {
+			t.Fatalf("trial %d: %d purges, want the stream to purge often", trial, purges)
+		}
+	}
 }
 
 func TestParseCacheKind(t *testing.T) {
