@@ -1758,13 +1758,10 @@ func emptyMessage(m *Message) bool {
 
 func (c *Context) entryMessage(r *region, e *entry) *Message {
 	region := r.name
-	blk := func(role Role, text string, tokens int) Block {
-		return Block{Region: region, Role: role, Type: BlockText, Text: text, Tokens: tokens, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashText(text)}
-	}
 	switch e.kind {
 	case EntryUser:
 		m, b := r.rend.oneBlockMessage(RoleUser)
-		*b = blk(RoleUser, e.content, e.tokens)
+		b.set(region, RoleUser, BlockText, e.content, e.tokens, hashText(e.content), "", "", nil, false)
 		return m
 	case EntryAssistant:
 		callTokens := 0
@@ -1779,25 +1776,23 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 			n++
 		}
 		m := r.rend.newMessage(RoleAssistant, n)
+		m.Blocks = m.Blocks[:n] // its room
+		bs := m.Blocks
 		if text {
-			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
+			bs[0].set(region, RoleAssistant, BlockText, e.content, e.tokens-callTokens, hashText(e.content), "", "", nil, false)
+			bs = bs[1:]
 		}
 		for i, tc := range e.calls {
 			t := 0
 			if i < len(e.callTok) {
 				t = e.callTok[i]
 			}
-			h := hashCall(tc.ID, tc.Name, tc.Args)
-			m.Blocks = append(m.Blocks, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
+			bs[i].set(region, RoleAssistant, BlockToolUse, "", t, hashCall(tc.ID, tc.Name, tc.Args), tc.ID, tc.Name, tc.Args, false)
 		}
 		return m
 	case EntryToolResult:
 		m, b := r.rend.oneBlockMessage(RoleUser)
-		*b = Block{
-			Region: region, Role: RoleUser, Type: BlockToolResult, Text: e.content, Tokens: e.tokens,
-			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashPair(e.callID, e.content),
-			ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
-		}
+		b.set(region, RoleUser, BlockToolResult, e.content, e.tokens, hashPair(e.callID, e.content), e.callID, e.tool, nil, e.isError)
 		return m
 	}
 	role, text := RoleUser, e.content
@@ -1809,8 +1804,17 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 		text = strings.TrimPrefix(t, "User: ")
 	}
 	m, b := r.rend.oneBlockMessage(role)
-	*b = blk(role, text, e.tokens)
+	b.set(region, role, BlockText, text, e.tokens, hashText(text), "", "", nil, false)
 	return m
+}
+
+// set makes b a block of a message, written in place: a composite literal
+// is built aside from a template in memory (data-cache misses) and then
+// copied.
+func (b *Block) set(region string, role Role, typ BlockType, text string, tokens int, hash uint64, id, name string, args json.RawMessage, isError bool) {
+	b.Region, b.Text, b.Tokens, b.Hash = region, text, tokens, hash
+	b.ToolCallID, b.ToolName, b.Args = id, name, args
+	b.Role, b.Type, b.Cache, b.Volatility, b.Breakpoint, b.IsError = role, typ, CacheSlidingPrefix, VolatilityRewritten, false, isError
 }
 
 // oneBlockMessage makes a message of one block (most entries' messages

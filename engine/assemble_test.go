@@ -882,3 +882,23 @@ conversation = { kind = "sliding_window", max_items = 12, max_tokens = 20000, st
 		t.Fatalf("generator covers too little: %d marked slots kept, %d drops, %d requests finished in full, %d paired", fixed, drops, bad, paired)
 	}
 }
+
+// Block.set writes every field: a slot reused from a retired message keeps
+// nothing of it.
+func TestBlockSetWritesAll(t *testing.T) {
+	stale := Block{Region: "r", Text: "t", Tokens: 9, Hash: 9, ToolCallID: "i", ToolName: "n", Args: json.RawMessage(`{}`),
+		Role: RoleAssistant, Type: BlockToolUse, Cache: CacheAlways, Volatility: VolatilityStable, Breakpoint: true, IsError: true}
+	if n, want := reflect.TypeOf(stale).NumField(), 13; n != want {
+		t.Fatalf("Block has %d fields, not %d: extend Block.set, then this test", n, want)
+	}
+	for _, want := range []Block{
+		{Region: "c", Role: RoleUser, Type: BlockText, Text: "x", Tokens: 1, Hash: 2, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten},
+		{Region: "c", Role: RoleUser, Type: BlockToolResult, Text: "x", Tokens: 1, Hash: 2, ToolCallID: "id", ToolName: "bash", IsError: true, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten},
+	} {
+		b := stale
+		b.set(want.Region, want.Role, want.Type, want.Text, want.Tokens, want.Hash, want.ToolCallID, want.ToolName, want.Args, want.IsError)
+		if !reflect.DeepEqual(b, want) {
+			t.Errorf("set over a stale block:\n got %+v\nwant %+v", b, want)
+		}
+	}
+}
