@@ -326,7 +326,7 @@ type assembler struct {
 	winsListed              bool
 	lead, msgsOK, spareOK   int
 	moved                   bool // the last rebuild dropped leading messages
-	general                 bool // tests: no fast path (grewOne)
+	general                 bool // tests: no fast path (grewOne, one window)
 	msgsMarked, spareMarked int
 	flagged                 int         // the message flagged in msgs, or -1
 	begin, cont             Message     // finishing's "Begin." and "Continue."
@@ -374,95 +374,12 @@ func (c *Context) Assemble() *Request {
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
 	msgDirty := a.orderChanged || hasCustom || msgTouched || a.msgs == nil || sysChanged != a.msgSysChgd
 	if msgDirty {
-		// Sized once (with room for finishMessages' "Begin."/"Continue.")
-		// rather than grown region by region: the request keeps it.
-		n := len(preamble) + 2
-		// lead counts the leading window messages that are as they were at
-		// the last rebuild, less the drop first ones that left with the
-		// oldest entries of the first window that has messages: those of
-		// windows not rendered again, then those the first window rendered
-		// again kept.
-		lead, drop, leading := 0, 0, len(preamble) == 0
-		for _, r := range wins {
-			rd := &r.rend
-			before := len(rd.msgs)
-			rd.kept, rd.dropped = before, 0 // unless rendered again
-			if !rd.valid || rd.version != r.version {
-				c.renderRegion(r)
-			}
-			n += len(rd.msgs)
-			if leading && rd.dropped > 0 {
-				if lead > 0 || drop > 0 {
-					leading = false
-				} else {
-					drop = rd.dropped
-				}
-			}
-			if leading {
-				lead += rd.kept
-				leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
-			}
-		}
-		if a.winsListed {
-			if !slices.Equal(a.winRegs, a.wins) {
-				lead, drop = 0, 0
-			}
-			a.wins, a.winsListed = append(a.wins[:0], a.winRegs...), false
-		}
-		if drop > 0 && lead == 0 {
-			drop = 0
-		}
-		// The spare buffer holds the messages of the rebuild before last:
-		// its leading slots that hold what they would be given (the same
-		// since then, and not the one it marked) are left as they are.
-		keep := min(lead, a.lead, a.spareOK)
-		if drop > 0 {
-			keep = 0 // the spare slots hold messages since moved
-		}
-		if cap(a.spareMsgs) < n {
-			keep = 0
-		}
-		// The slot it marked is written again, alone.
-		fix := -1
-		if a.spareMarked >= 0 && a.spareMarked < keep {
-			fix = a.spareMarked
-		}
-		msgs := append(slices.Grow(a.spareMsgs[:0], n), preamble...)
-		// After a drop the spare slots, of the rebuild before it, hold
-		// their messages elsewhere too.
-		moved := a.moved
-		// The windows' sums say whether finishMessages would strip or drop
-		// anything; the seams between windows are checked here.
-		tokens, users, bad := 0, 0, len(preamble)
-		var last *Message
-		var lastInfo msgInfo
-		live := a.liveWins[:0]
-		for _, r := range wins {
-			if len(r.rend.msgs) > 0 {
-				live = append(live, r)
-				rd := &r.rend
-				if drop > 0 || moved {
-					msgs = append(msgs, rd.msgs...) // every slot moved: one copy
-				} else {
-					base := len(msgs)
-					skip := min(max(keep-base, 0), len(rd.msgs))
-					msgs = appendMessages(msgs[:base+skip], rd.msgs[skip:])
-					if fix >= base && fix < base+skip {
-						msgs[fix] = rd.msgs[fix-base]
-					}
-				}
-				end := rd.msgInfo[len(rd.msgInfo)-1]
-				end.tokens, end.users, end.bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
-				tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
-				if last == nil && rd.msgInfo[0].results || last != nil && (lastInfo.uses || rd.msgInfo[0].results) && !pairOK(last, &rd.msgs[0]) {
-					bad++
-				}
-				last, lastInfo = &rd.msgs[len(rd.msgs)-1], end
-			}
-		}
-		a.liveWins = live
-		if lastInfo.uses {
-			bad++
+		var msgs []Message
+		var lead, drop, tokens, users, bad int
+		if len(wins) == 1 && len(preamble) == 0 && !a.winsListed && !a.general {
+			msgs, lead, drop, tokens, users, bad = c.oneWindow(wins[0])
+		} else {
+			msgs, lead, drop, tokens, users, bad = c.windows(wins, preamble)
 		}
 		if old := a.spareMsgs; len(old) > len(msgs) {
 			clear(old[len(msgs):]) // holds no stale blocks
@@ -499,10 +416,157 @@ func (c *Context) Assemble() *Request {
 	if marks[0] < 0 || marks[1] >= 0 && marks[1] < marks[0] {
 		marks[0], marks[1] = marks[1], marks[0]
 	}
-	*req = Request{System: a.system, Messages: a.msgs, Tokens: a.sysTokens + a.msgTokens, SystemTokens: a.sysTokens, SystemHash: a.sysHash,
-		SameSystem: sameSys, SameMessages: sameMsgs, DroppedMessages: dropMsgs,
-		SystemBreakpoints: marks, FlaggedMessage: a.flagged}
+	// Field by field: a composite literal is built aside, then copied.
+	req.System, req.Messages = a.system, a.msgs
+	req.Tokens, req.SystemTokens, req.SystemHash = a.sysTokens+a.msgTokens, a.sysTokens, a.sysHash
+	req.SameSystem, req.SameMessages, req.DroppedMessages = sameSys, sameMsgs, dropMsgs
+	req.SystemBreakpoints, req.FlaggedMessage = marks, a.flagged
 	return req
+}
+
+// windows renders the sliding windows wins and lists their messages after
+// preamble, in the spare buffer, with how many lead the last rebuild's as
+// they were, how many left from the front, and the sums finishing needs.
+func (c *Context) windows(wins []*region, preamble []Message) (msgs []Message, lead, drop, tokens, users, bad int) {
+	a := &c.asm
+	// Sized once (with room for finishMessages' "Begin."/"Continue.")
+	// rather than grown region by region: the request keeps it.
+	n := len(preamble) + 2
+	// lead counts the leading window messages that are as they were at
+	// the last rebuild, less the drop first ones that left with the
+	// oldest entries of the first window that has messages: those of
+	// windows not rendered again, then those the first window rendered
+	// again kept.
+	leading := len(preamble) == 0
+	for _, r := range wins {
+		rd := &r.rend
+		before := len(rd.msgs)
+		rd.kept, rd.dropped = before, 0 // unless rendered again
+		if !rd.valid || rd.version != r.version {
+			c.renderRegion(r)
+		}
+		n += len(rd.msgs)
+		if leading && rd.dropped > 0 {
+			if lead > 0 || drop > 0 {
+				leading = false
+			} else {
+				drop = rd.dropped
+			}
+		}
+		if leading {
+			lead += rd.kept
+			leading = rd.kept == before-rd.dropped && rd.kept == len(rd.msgs)
+		}
+	}
+	if a.winsListed {
+		if !slices.Equal(a.winRegs, a.wins) {
+			lead, drop = 0, 0
+		}
+		a.wins, a.winsListed = append(a.wins[:0], a.winRegs...), false
+	}
+	if drop > 0 && lead == 0 {
+		drop = 0
+	}
+	// The spare buffer holds the messages of the rebuild before last:
+	// its leading slots that hold what they would be given (the same
+	// since then, and not the one it marked) are left as they are.
+	keep := min(lead, a.lead, a.spareOK)
+	if drop > 0 {
+		keep = 0 // the spare slots hold messages since moved
+	}
+	if cap(a.spareMsgs) < n {
+		keep = 0
+	}
+	// The slot it marked is written again, alone.
+	fix := -1
+	if a.spareMarked >= 0 && a.spareMarked < keep {
+		fix = a.spareMarked
+	}
+	msgs = append(slices.Grow(a.spareMsgs[:0], n), preamble...)
+	// After a drop the spare slots, of the rebuild before it, hold
+	// their messages elsewhere too.
+	moved := a.moved
+	// The windows' sums say whether finishMessages would strip or drop
+	// anything; the seams between windows are checked here.
+	bad = len(preamble)
+	var last *Message
+	var lastInfo msgInfo
+	live := a.liveWins[:0]
+	for _, r := range wins {
+		if len(r.rend.msgs) > 0 {
+			live = append(live, r)
+			rd := &r.rend
+			if drop > 0 || moved {
+				msgs = append(msgs, rd.msgs...) // every slot moved: one copy
+			} else {
+				base := len(msgs)
+				skip := min(max(keep-base, 0), len(rd.msgs))
+				msgs = appendMessages(msgs[:base+skip], rd.msgs[skip:])
+				if fix >= base && fix < base+skip {
+					msgs[fix] = rd.msgs[fix-base]
+				}
+			}
+			end := rd.msgInfo[len(rd.msgInfo)-1]
+			end.tokens, end.users, end.bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
+			tokens, users, bad = tokens+end.tokens, users+end.users, bad+end.bad
+			if last == nil && rd.msgInfo[0].results || last != nil && (lastInfo.uses || rd.msgInfo[0].results) && !pairOK(last, &rd.msgs[0]) {
+				bad++
+			}
+			last, lastInfo = &rd.msgs[len(rd.msgs)-1], end
+		}
+	}
+	a.liveWins = live
+	if lastInfo.uses {
+		bad++
+	}
+	return msgs, lead, drop, tokens, users, bad
+}
+
+// oneWindow is windows for the usual request: one window, no preamble,
+// and windows not listed anew. Straight-line code: the walk's loops and
+// seams cost as much again, in instructions and in code fetched.
+func (c *Context) oneWindow(r *region) (msgs []Message, lead, drop, tokens, users, bad int) {
+	a := &c.asm
+	rd := &r.rend
+	rd.kept, rd.dropped = len(rd.msgs), 0 // unless rendered again
+	if !rd.valid || rd.version != r.version {
+		c.renderRegion(r)
+	}
+	n := len(rd.msgs) + 2
+	lead, drop = rd.kept, rd.dropped
+	if lead == 0 {
+		drop = 0
+	}
+	keep := min(lead, a.lead, a.spareOK)
+	if drop > 0 || cap(a.spareMsgs) < n {
+		keep = 0
+	}
+	msgs = slices.Grow(a.spareMsgs[:0], n)
+	if len(rd.msgs) == 0 {
+		a.liveWins = a.liveWins[:0]
+		return msgs, lead, drop, 0, 0, 0
+	}
+	if len(a.liveWins) != 1 {
+		a.liveWins = append(a.liveWins[:0], r) // else it lists r already
+	}
+	if drop > 0 || a.moved {
+		msgs = append(msgs, rd.msgs...)
+	} else {
+		skip := min(keep, len(rd.msgs))
+		msgs = appendMessages(msgs[:skip], rd.msgs[skip:])
+		if fix := a.spareMarked; fix >= 0 && fix < skip {
+			msgs[fix] = rd.msgs[fix]
+		}
+	}
+	end := rd.msgInfo[len(rd.msgInfo)-1]
+	tokens, users, bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
+	if rd.msgInfo[0].results {
+		bad++
+	}
+	if end.uses {
+		bad++
+	}
+	return msgs, lead, drop, tokens, users, bad
 }
 
 // buildSystem builds the system blocks of a request, given the system
@@ -1694,13 +1758,10 @@ func emptyMessage(m *Message) bool {
 
 func (c *Context) entryMessage(r *region, e *entry) *Message {
 	region := r.name
-	blk := func(role Role, text string, tokens int) Block {
-		return Block{Region: region, Role: role, Type: BlockText, Text: text, Tokens: tokens, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashText(text)}
-	}
 	switch e.kind {
 	case EntryUser:
 		m, b := r.rend.oneBlockMessage(RoleUser)
-		*b = blk(RoleUser, e.content, e.tokens)
+		b.set(region, RoleUser, BlockText, e.content, e.tokens, hashText(e.content), "", "", nil, false)
 		return m
 	case EntryAssistant:
 		callTokens := 0
@@ -1715,25 +1776,23 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 			n++
 		}
 		m := r.rend.newMessage(RoleAssistant, n)
+		m.Blocks = m.Blocks[:n] // its room
+		bs := m.Blocks
 		if text {
-			m.Blocks = append(m.Blocks, blk(RoleAssistant, e.content, e.tokens-callTokens))
+			bs[0].set(region, RoleAssistant, BlockText, e.content, e.tokens-callTokens, hashText(e.content), "", "", nil, false)
+			bs = bs[1:]
 		}
 		for i, tc := range e.calls {
 			t := 0
 			if i < len(e.callTok) {
 				t = e.callTok[i]
 			}
-			h := hashCall(tc.ID, tc.Name, tc.Args)
-			m.Blocks = append(m.Blocks, Block{Region: region, Role: RoleAssistant, Type: BlockToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Args: tc.Args, Tokens: t, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: h})
+			bs[i].set(region, RoleAssistant, BlockToolUse, "", t, hashCall(tc.ID, tc.Name, tc.Args), tc.ID, tc.Name, tc.Args, false)
 		}
 		return m
 	case EntryToolResult:
 		m, b := r.rend.oneBlockMessage(RoleUser)
-		*b = Block{
-			Region: region, Role: RoleUser, Type: BlockToolResult, Text: e.content, Tokens: e.tokens,
-			Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten, Hash: hashPair(e.callID, e.content),
-			ToolCallID: e.callID, ToolName: e.tool, IsError: e.isError,
-		}
+		b.set(region, RoleUser, BlockToolResult, e.content, e.tokens, hashPair(e.callID, e.content), e.callID, e.tool, nil, e.isError)
 		return m
 	}
 	role, text := RoleUser, e.content
@@ -1745,8 +1804,17 @@ func (c *Context) entryMessage(r *region, e *entry) *Message {
 		text = strings.TrimPrefix(t, "User: ")
 	}
 	m, b := r.rend.oneBlockMessage(role)
-	*b = blk(role, text, e.tokens)
+	b.set(region, role, BlockText, text, e.tokens, hashText(text), "", "", nil, false)
 	return m
+}
+
+// set makes b a block of a message, written in place: a composite literal
+// is built aside from a template in memory (data-cache misses) and then
+// copied.
+func (b *Block) set(region string, role Role, typ BlockType, text string, tokens int, hash uint64, id, name string, args json.RawMessage, isError bool) {
+	b.Region, b.Text, b.Tokens, b.Hash = region, text, tokens, hash
+	b.ToolCallID, b.ToolName, b.Args = id, name, args
+	b.Role, b.Type, b.Cache, b.Volatility, b.Breakpoint, b.IsError = role, typ, CacheSlidingPrefix, VolatilityRewritten, false, isError
 }
 
 // oneBlockMessage makes a message of one block (most entries' messages

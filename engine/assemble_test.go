@@ -774,3 +774,131 @@ read_file = "code"
 		t.Fatalf("%d folds, want several", folds)
 	}
 }
+
+// oneWindow, the message side of a request with one sliding window, gives
+// what the general walk of the windows gives: two contexts given the same
+// turns, tool results (runs of them merge into one message), blank turns,
+// deletions and bulk drops, one on the general path only, make the same
+// requests and keep the same state, and a request stays as it was until
+// the next-but-one Assemble.
+func TestOneWindowAsGeneral(t *testing.T) {
+	const layout = `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+conversation = { kind = "sliding_window", max_items = 12, max_tokens = 20000, strategy = "bulk", overflow = 5 }
+`
+	bp, err := ParseBlueprint("one.leviath", []byte(layout), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := func(c *Context, req *Request) string {
+		a := &c.asm
+		return fmt.Sprintf("%+v\nlead=%d ok=%d marked=%d flagged=%d moved=%v live=%d%s", *req, a.lead, a.msgsOK, a.msgsMarked, a.flagged, a.moved, len(a.liveWins), windowSums(c))
+	}
+	var fixed, drops, bad, paired int
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		var cs [2]*Context
+		for k := range cs {
+			if cs[k], err = New(bp, Options{Window: 200_000, Task: "the task"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs[1].asm.general = true
+		var pending []string
+		var held, kept *Request // the last request, as handed out, and its clone
+		for i := range 1500 {
+			body := fmt.Sprintf("entry %d\n%s", i, strings.Repeat("y", 20+rng.IntN(400)))
+			n, pick, results := rng.IntN(40), rng.IntN(3), min(len(pending), 1+rng.IntN(3))
+			var calls []ToolCall
+			if n < 14 {
+				for j := range 1 + rng.IntN(3) {
+					calls = append(calls, ToolCall{ID: fmt.Sprint("c", i, "-", j), Name: "bash", Args: json.RawMessage(`{}`)})
+				}
+			}
+			args, _ := json.Marshal(map[string]any{"region": "conversation", "oldest": 1 + pick})
+			for _, c := range cs {
+				switch {
+				case n < 14:
+					c.AddAssistant([]string{"", "calling", "calling"}[pick], calls)
+					if n >= 5 {
+						// Answered at once, as one message.
+						for _, tc := range calls {
+							c.AddToolResult(ToolResult{CallID: tc.ID, Tool: "bash", Content: body})
+						}
+					}
+				case n < 20:
+					// Results answered later, in order, some in runs.
+					for _, id := range pending[:results] {
+						c.AddToolResult(ToolResult{CallID: id, Tool: "bash", Content: body})
+					}
+				case n == 25:
+					c.AddUser("  ") // a blank turn: finishing drops it
+				case n < 25:
+					c.AddUser([]string{body[:30], "go on"}[pick%2])
+				case n < 29:
+					c.AddAssistant([]string{"done", "ok", " "}[min(pick, n-26)], nil)
+				case n < 30:
+					c.CallTool("context_delete", args)
+				default:
+					_ = c.Write("code", body)
+				}
+			}
+			if n < 5 {
+				for _, tc := range calls {
+					pending = append(pending, tc.ID)
+				}
+			}
+			if n >= 14 && n < 20 {
+				pending = pending[results:]
+			}
+			if rng.IntN(3) == 0 {
+				continue // several changes between requests
+			}
+			fast, slow := cs[0].Assemble(), cs[1].Assemble()
+			if got, want := dump(cs[0], fast), dump(cs[1], slow); got != want {
+				t.Fatalf("seed %d op %d: the fast path's request differs:\n%s\nwant\n%s", seed, i, got, want)
+			}
+			if held == nil {
+			} else if got, want := dumpRequest(held), dumpRequest(kept); got != want {
+				t.Fatalf("seed %d op %d: the request before changed:\n%s\nwas\n%s", seed, i, got, want)
+			}
+			if cs[0].asm.spareMarked >= 0 && cs[0].asm.spareMarked < cs[0].asm.lead {
+				fixed++
+			}
+			if fast.DroppedMessages > 0 {
+				drops++
+			}
+			if cs[0].asm.msgsOK == 0 {
+				bad++
+			} else {
+				paired++
+			}
+			held, kept = fast, fast.Clone()
+		}
+	}
+	if fixed < 100 || drops < 100 || bad < 100 || paired < 100 {
+		t.Fatalf("generator covers too little: %d marked slots kept, %d drops, %d requests finished in full, %d paired", fixed, drops, bad, paired)
+	}
+}
+
+// Block.set writes every field: a slot reused from a retired message keeps
+// nothing of it.
+func TestBlockSetWritesAll(t *testing.T) {
+	stale := Block{Region: "r", Text: "t", Tokens: 9, Hash: 9, ToolCallID: "i", ToolName: "n", Args: json.RawMessage(`{}`),
+		Role: RoleAssistant, Type: BlockToolUse, Cache: CacheAlways, Volatility: VolatilityStable, Breakpoint: true, IsError: true}
+	if n, want := reflect.TypeOf(stale).NumField(), 13; n != want {
+		t.Fatalf("Block has %d fields, not %d: extend Block.set, then this test", n, want)
+	}
+	for _, want := range []Block{
+		{Region: "c", Role: RoleUser, Type: BlockText, Text: "x", Tokens: 1, Hash: 2, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten},
+		{Region: "c", Role: RoleUser, Type: BlockToolResult, Text: "x", Tokens: 1, Hash: 2, ToolCallID: "id", ToolName: "bash", IsError: true, Cache: CacheSlidingPrefix, Volatility: VolatilityRewritten},
+	} {
+		b := stale
+		b.set(want.Region, want.Role, want.Type, want.Text, want.Tokens, want.Hash, want.ToolCallID, want.ToolName, want.Args, want.IsError)
+		if !reflect.DeepEqual(b, want) {
+			t.Errorf("set over a stale block:\n got %+v\nwant %+v", b, want)
+		}
+	}
+}
