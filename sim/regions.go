@@ -88,7 +88,7 @@ type regionPolicy struct {
 	useName, useMid string
 	useQuoteMid     string // the id's closing quote, then useMid
 	useSig          gramSig
-	useSigEmpty     gramSig // useSig and the trigrams across the name's end and the tail's start: a call without args's
+	useSigEmpty     gramSig // useSig, and for a call without args the trigrams across the name's end and the tail's start
 	useRun          bool    // useMid holds a run of filler written out
 }
 
