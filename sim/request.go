@@ -3,7 +3,6 @@ package sim
 import (
 	"math"
 	"strings"
-	"unsafe"
 
 	"github.com/ctxsim/ctxsim/engine"
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -401,27 +400,12 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 }
 
 // signLong marks block b, a region's chunk, as too long for a signature
-// and makes its wide one from a's, the chunk's previous version, where b
-// shares most of a's text (a chunk grown, or a history summarised again),
-// as the meter would at b's arrival, without first signing b in vain.
+// and makes its wide one from a's, the chunk's previous version, as the
+// meter would at b's arrival (see extendWide), without first signing b in
+// vain.
 func signLong(b, a *Block) {
 	b.sigState = 2
-	if a == nil || a.wide == nil {
-		return // made at b's first search, if any
-	}
-	n := len(a.Text)
-	if n < 2 || n > len(b.Text) || unsafe.StringData(a.Text) != unsafe.StringData(b.Text) {
-		n = commonPrefix(a.Text, b.Text)
-		if s := encodedRunAt(b.Text, n); s >= 0 {
-			n = s // the run is signed whole, from its start
-		}
-		if n < len(b.Text)/2 {
-			return
-		}
-	}
-	b.wide = new(wideSig)
-	*b.wide = *a.wide
-	signText(b.wide, b.Text, n, math.MaxInt)
+	extendWide(b, a)
 }
 
 // wideSig is a 4096-bit set of a long text's byte trigrams.
