@@ -79,14 +79,17 @@ type regionPolicy struct {
 	turn     []engine.ToolCall // reused by every assistant turn
 	// The pointer to a tool result last made from its template (see
 	// pointerBlock): its text from the number's end to the preview, and the
-	// trigrams within it and the fixed parts.
+	// trigrams within it, the fixed parts and each end ("]", "…]").
 	ptrMid string
-	ptrSig gramSig
+	ptrSig [2]gramSig
 	// The tool last called (see toolUseBlock): its name, its calls' text
 	// from the id's closing quote to the args, and the trigrams within it
 	// and the fixed parts.
 	useName, useMid string
+	useQuoteMid     string // the id's closing quote, then useMid
 	useSig          gramSig
+	useSigEmpty     gramSig // useSig, and for a call without args the trigrams across the name's end and the tail's start
+	useRun          bool    // useMid holds a run of filler written out
 }
 
 // callInfo is what observe recorded of one tool call id.
@@ -148,6 +151,12 @@ type regionState struct {
 
 // region returns the state of the region called name.
 func (p *regionPolicy) region(name string) *regionState {
+	// The engine names a region by one string: its bytes settle it.
+	for _, rs := range p.last {
+		if rs != nil && len(rs.name) == len(name) && unsafe.StringData(rs.name) == unsafe.StringData(name) {
+			return rs
+		}
+	}
 	if rs := p.last[0]; rs != nil && rs.name == name {
 		return rs
 	}
@@ -495,7 +504,9 @@ func (p *regionPolicy) drain() {
 // region's label in their text, so the engine's content hash with the role and
 // type is enough.
 func blockKey(eb *engine.Block) uint64 {
-	return chain(eb.Hash, uint64(eb.Role)<<8|uint64(eb.Type))
+	// The content hash is an XXH64 sum already: a bijection of it per role
+	// and type keeps its spread, in a fifth of chain's instructions.
+	return eb.Hash ^ (uint64(eb.Role)<<8|uint64(eb.Type)+1)*0x9e3779b97f4a7c15
 }
 
 // convert makes the simulator block of an engine block.
@@ -539,6 +550,8 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		b.textLen = rs.grown.size()
 		if signed {
 			b.sig, b.sigState = sig, 1
+		} else {
+			signLong(b, rs.chunk)
 		}
 		// What the chunk held before it grew was sent already (re-prefill
 		// counts it when the cache misses it): its tokens wholly before the
@@ -614,14 +627,14 @@ func (p *regionPolicy) request() *Request {
 	}
 	p.msgEnds = ends
 	prevMsgs := min(prevSys+p.prevSysBlocks, len(p.prev))
-	for _, b := range p.prev[prevSys+sameSys : prevMsgs] {
-		b.used = p.nreq - 1
-	}
-	for _, b := range p.prev[prevMsgs : prevMsgs+dropBlocks] {
-		b.used = p.nreq - 1
-	}
-	for _, b := range p.prev[prevMsgs+dropBlocks+sameBlocks:] {
-		b.used = p.nreq - 1
+	if d := p.nreq % forgetEvery; d == 0 || d > forgetEvery-forgetAfter {
+		// Only forget reads the marks, and only those of the requests it keeps.
+		for _, b := range p.prev[prevSys+sameSys : prevMsgs+dropBlocks] {
+			b.used = p.nreq - 1
+		}
+		for _, b := range p.prev[prevMsgs+dropBlocks+sameBlocks:] {
+			b.used = p.nreq - 1
+		}
 	}
 	// The messages start at the place of the block that now leads them, the
 	// system blocks right before; both arrays get a new layout when there
@@ -700,7 +713,7 @@ func (p *regionPolicy) request() *Request {
 	if p.env.series {
 		p.regionTokens()
 	}
-	if p.nreq%512 == 0 {
+	if p.nreq%forgetEvery == 0 {
 		p.forget()
 	}
 	return &p.req
@@ -785,6 +798,10 @@ func (p *regionPolicy) regionTokens() {
 	slices.SortFunc(p.req.Regions, func(a, b RegionTokens) int { return strings.Compare(a.Name, b.Name) })
 }
 
+// Every forgetEvery requests, forget drops the converted blocks that no
+// request of the last forgetAfter used.
+const forgetEvery, forgetAfter = 512, 8
+
 // forget drops the converted blocks that left the request a while ago
 // (walked in the order they were allocated), and indexes the rest anew.
 func (p *regionPolicy) forget() {
@@ -793,7 +810,7 @@ func (p *regionPolicy) forget() {
 	}
 	kept := p.cached[:0]
 	for _, b := range p.cached {
-		if b.used >= p.nreq-8 {
+		if b.used >= p.nreq-forgetAfter {
 			kept = append(kept, b)
 		}
 	}
@@ -845,7 +862,7 @@ func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *
 	// Nearly every pointer names the same region as the last one: past its
 	// number, it is the last one's text up to the preview.
 	num := len(pointerHead)
-	for num < len(text) && '0' <= text[num] && text[num] <= '9' {
+	for num < len(text) && text[num]-'0' <= 9 {
 		num++
 	}
 	e := num + len(p.ptrMid)
@@ -858,8 +875,9 @@ func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *
 		if name := text[pp.name:pp.nameEnd]; strings.IndexByte(name, 0xFF) >= 0 || literalRun(name, 0) < len(name) {
 			return nil
 		}
-		p.ptrMid, p.ptrSig = text[pp.num:pp.preview], pointerSig
-		p.ptrSig.add(text[pp.name-2 : pp.nameEnd+2]) // across A's end, the region's name, across B's start
+		sig := pointerSig
+		sig.add(text[pp.name-2 : pp.nameEnd+2]) // across A's end, the region's name, across B's start
+		p.ptrMid, p.ptrSig = text[pp.num:pp.preview], [2]gramSig{sig.union(pointerEnd), sig.union(pointerEndCut)}
 		e = pp.preview
 	}
 	run, size := engine.FillerAt(text[e:])
@@ -874,13 +892,8 @@ func (p *regionPolicy) pointerBlock(eb *engine.Block, text string, key uint64) *
 		n = p.env.tok.Count(text[:e]) + p.env.tok.CountBytes(run) + p.env.tok.Count(end)
 	}
 	b := p.env.makeTextBlock(BlockToolResult, text, key, n)
-	sig := p.ptrSig
+	sig := p.ptrSig[min(len(end)-1, 1)]
 	sig.add(text[len(pointerHead)-2 : num+2]) // across the head's end, the number, across A's start
-	if len(end) > 1 {
-		sig = sig.union(pointerEndCut)
-	} else {
-		sig = sig.union(pointerEnd)
-	}
 	b.sig, b.sigState, b.textLen = sig, 1, e+run+len(end)
 	return b
 }
@@ -981,14 +994,34 @@ func (a *textArena) toolUseText(id, mid string, args []byte) (text string, idEnd
 // one plain segment, counted from its length, and signed from the trigrams
 // of the parts that vary, those within the fixed parts and the name's
 // (nearly every call names the tool the last one did) taken from useSig.
+// An id that needs no escaping (nearly all) is copied as it is.
 func (p *regionPolicy) toolUseBlock(eb *engine.Block, key uint64) *Block {
 	if eb.ToolName != p.useName || p.useMid == "" {
-		p.useName, p.useMid = eb.ToolName, toolUseMid(eb.ToolName)
-		p.useSig = toolUseSig
-		p.useSig.add(p.useMid[len(toolUseName)-2:]) // across the attribute's end, the name, '>'
+		p.useTool(eb.ToolName)
 	}
-	text, idEnd := p.arena.toolUseText(eb.ToolCallID, p.useMid, eb.Args)
-	if len(text) > sigMaxBytes || literalRun(text, 0) < len(text) || bytes.IndexByte(eb.Args, 0xFF) >= 0 {
+	id, args := eb.ToolCallID, eb.Args
+	// A run written out lies within the id, the name or the args: the
+	// quotes and brackets around each end it.
+	if p.useRun || len(id) >= len(fillerMark) && strings.Contains(id, fillerMark) ||
+		len(args) > 0 && (bytes.IndexByte(args, 0xFF) >= 0 || bytes.Contains(args, []byte(fillerMark))) {
+		text, _ := p.arena.toolUseText(id, p.useMid, args)
+		return p.env.makeBlockSigned(BlockAssistant, "", text, 0, nil, key)
+	}
+	var text string
+	idEnd := len(toolUseHead) + len(id) + 2 // past the id's closing quote
+	if plainQuoted(id) {
+		t := p.arena.room(idEnd + len(p.useMid) + len(args) + len(toolUseTail))
+		t = append(t, toolUseHead+`"`...)
+		t = append(t, id...)
+		t = append(t, p.useQuoteMid...)
+		if len(args) > 0 {
+			t = append(t, args...)
+		}
+		text = p.arena.finish(append(t, toolUseTail...))
+	} else {
+		text, idEnd = p.arena.toolUseText(id, p.useMid, args)
+	}
+	if len(text) > sigMaxBytes {
 		return p.env.makeBlockSigned(BlockAssistant, "", text, 0, nil, key)
 	}
 	var n int
@@ -998,20 +1031,43 @@ func (p *regionPolicy) toolUseBlock(eb *engine.Block, key uint64) *Block {
 		n = p.env.tok.Count(text)
 	}
 	b := p.env.makeTextBlock(BlockAssistant, text, key, n)
-	sig := p.useSig
-	sig.add(text[len(toolUseHead)-2 : idEnd+2])                             // across the head's end, the id, across the name's start
-	sig.addLong(text[idEnd+len(p.useMid)-2 : len(text)-len(toolUseTail)+2]) // across the name's end, the args, across the tail's start
+	sig := p.useSigEmpty
+	if len(args) > 0 {
+		sig = p.useSig
+		sig.addLong(text[idEnd+len(p.useMid)-2 : len(text)-len(toolUseTail)+2]) // across the name's end, the args, across the tail's start
+	}
+	sig.add(text[len(toolUseHead)-2 : idEnd+2]) // across the head's end, the id, across the name's start
 	b.sig, b.sigState, b.textLen = sig, 1, len(text)
 	return b
+}
+
+// useTool makes the parts of a call's text that depend on its tool's name.
+func (p *regionPolicy) useTool(name string) {
+	p.useName, p.useMid = name, toolUseMid(name)
+	p.useQuoteMid = `"` + p.useMid
+	p.useSig = toolUseSig
+	p.useSig.add(p.useMid[len(toolUseName)-2:]) // across the attribute's end, the name, '>'
+	p.useRun = strings.Contains(p.useMid, fillerMark)
+	p.useSigEmpty = p.useSig
+	p.useSigEmpty.add(p.useMid[len(p.useMid)-2:] + toolUseTail[:2])
+}
+
+// plainQuoted reports whether s is quoted as it is: printable ASCII,
+// without a quote or a backslash.
+func plainQuoted(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendQuote is strconv.AppendQuote, without its rune decoding for the
 // printable ASCII of most ids and names.
 func appendQuote(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
-			return strconv.AppendQuote(b, s)
-		}
+	if !plainQuoted(s) {
+		return strconv.AppendQuote(b, s)
 	}
 	b = append(b, '"')
 	b = append(b, s...)

@@ -545,3 +545,14 @@ func TestRegionsArrivalPerRegion(t *testing.T) {
 		t.Errorf("200 blocks converted again: arrived %d, want %d", e.arrived, m)
 	}
 }
+
+// chain combines a prefix hash with the next block's hash.
+func chain(prefix, block uint64) uint64 {
+	x := prefix ^ (block + 0x9e3779b97f4a7c15 + (prefix << 6) + (prefix >> 2))
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}

@@ -399,6 +399,15 @@ func (b *Block) hasFact(f *trace.Probe, need *gramSig) bool {
 	return containsText(b.Text, f.Text)
 }
 
+// signLong marks block b, a region's chunk, as too long for a signature
+// and makes its wide one from a's, the chunk's previous version, as the
+// meter would at b's arrival (see extendWide), without first signing b in
+// vain.
+func signLong(b, a *Block) {
+	b.sigState = 2
+	extendWide(b, a)
+}
+
 // wideSig is a 4096-bit set of a long text's byte trigrams.
 type wideSig [64]uint64
 
@@ -552,15 +561,4 @@ func hashContent(kind BlockKind, id, text string, size int) uint64 {
 		h = (h ^ uint64(text[i])) * prime
 	}
 	return h
-}
-
-// chain combines a prefix hash with the next block's hash.
-func chain(prefix, block uint64) uint64 {
-	x := prefix ^ (block + 0x9e3779b97f4a7c15 + (prefix << 6) + (prefix >> 2))
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
 }

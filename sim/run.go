@@ -1247,9 +1247,7 @@ func (m *meter) sign(b *Block, i int) {
 		if grown && a.wide != nil {
 			// Too long for a signature, as a was: extend a's wide one.
 			b.sigState = 2
-			b.wide = new(wideSig)
-			*b.wide = *a.wide
-			signText(b.wide, b.Text, len(a.Text), math.MaxInt)
+			extendWide(b, a)
 			return
 		}
 	}
@@ -1262,21 +1260,32 @@ func (m *meter) sign(b *Block, i int) {
 }
 
 // widen makes the wide signature of block b, the i-th of the request being
-// measured, from that of the previous request's i-th block when b shares
-// most of its text: a region re-rendered (a history that a compaction
-// summarised again) keeps kilobytes. It holds the trigrams of the other
-// block's rest too: a filter that rules out less, never a fact b holds.
+// measured, from that of the previous request's i-th block (extendWide).
 func (m *meter) widen(b *Block, i int) {
-	if i >= len(m.prev) || m.prev[i].wide == nil {
-		return // made at b's first search, if any
+	if i < len(m.prev) {
+		extendWide(b, m.prev[i])
 	}
-	a := m.prev[i]
-	n := commonPrefix(a.Text, b.Text)
-	if s := encodedRunAt(b.Text, n); s >= 0 {
-		n = s // the run is signed whole, from its start
-	}
-	if n < len(b.Text)/2 {
+}
+
+// extendWide makes the wide signature of block b from that of block a
+// (nil, or without one: b gets one at its first search, if any) when b
+// shares most of a's text: a chunk grown in the engine's buffer (only the
+// appended bytes are read), or a region re-rendered (a history that a
+// compaction summarised again keeps kilobytes). It holds the trigrams of
+// a's rest too: a filter that rules out less, never a fact b holds.
+func extendWide(b, a *Block) {
+	if a == nil || a.wide == nil {
 		return
+	}
+	n := len(a.Text)
+	if n < 2 || n > len(b.Text) || unsafe.StringData(a.Text) != unsafe.StringData(b.Text) {
+		n = commonPrefix(a.Text, b.Text)
+		if s := encodedRunAt(b.Text, n); s >= 0 {
+			n = s // the run is signed whole, from its start
+		}
+		if n < len(b.Text)/2 {
+			return
+		}
 	}
 	b.wide = new(wideSig)
 	*b.wide = *a.wide

@@ -252,3 +252,40 @@ func TestPresentFindsAFactListedByARefetchedBlock(t *testing.T) {
 		t.Fatalf("present = %v, want the block listing the fact", got)
 	}
 }
+
+// A block too long for a signature gets its wide one from its previous
+// version's (extendWide, for the meter and for a region's chunk alike): it
+// holds every trigram of its own text, whether it grew in place in the
+// previous one's buffer or was written anew keeping most of its text.
+func TestExtendWideHoldsItsText(t *testing.T) {
+	head := strings.Repeat("the quick brown fox jumps over the lazy dog ", 60)
+	tail := " value-7f3a-unique-tail " + standIn(400, nil, true) + " closing words"
+	buf := head + tail
+	var fresh wideSig
+	signText(&fresh, head, 0, math.MaxInt)
+	prev := &Block{Text: buf[:len(head)], wide: &fresh, sigState: 2}
+	for _, tc := range []struct {
+		name string
+		text string
+	}{
+		{"grown in place", buf},
+		{"written anew", strings.Clone(buf)},
+		{"summarised again", head[:len(head)-30] + tail},
+	} {
+		for _, sign := range []func(b *Block){
+			func(b *Block) { signLong(b, prev) },
+			func(b *Block) { m := &meter{prev: []*Block{prev}}; m.sign(b, 0) },
+		} {
+			b := &Block{Text: tc.text}
+			sign(b)
+			if b.sigState != 2 || b.wide == nil {
+				t.Fatalf("%s: no wide signature (state %d)", tc.name, b.sigState)
+			}
+			for i := 0; i+3 <= len(tc.text); i++ {
+				if !b.wide.holds(tc.text[i : i+3]) {
+					t.Fatalf("%s: wide signature lacks %q at %d", tc.name, tc.text[i:i+3], i)
+				}
+			}
+		}
+	}
+}
