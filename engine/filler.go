@@ -130,12 +130,16 @@ func ExpandFiller(s string) string {
 // for nearly every text, so it looks for runs itself (not NextFiller).
 func TextLen(s string) int {
 	n := len(s)
-	for {
-		i := strings.IndexByte(s, runMark)
-		if i < 0 {
-			return n
+	for len(s) > 0 {
+		// A run that starts s (elided content's first) is read without
+		// a search.
+		if s[0] != runMark {
+			i := strings.IndexByte(s, runMark)
+			if i < 0 {
+				return n
+			}
+			s = s[i:]
 		}
-		s = s[i:]
 		k, size := twoDigitRun(s), 4
 		if k == 0 {
 			k, size = parseRunDigits(s)
@@ -147,6 +151,7 @@ func TextLen(s string) int {
 			s = s[1:] // a byte as any
 		}
 	}
+	return n
 }
 
 // runeCount is utf8.RuneCountInString of s expanded.

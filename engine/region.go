@@ -271,7 +271,13 @@ func (c *Context) newEntry(kind EntryKind, content string) *entry {
 // newSizedEntry is newEntry for content whose written-out length (TextLen)
 // is size, or -1 if not known: BytesPerFour's count follows from it.
 func (c *Context) newSizedEntry(kind EntryKind, content string, size int) *entry {
-	if !c.literalRuns && len(content) >= len(fillerMark) {
+	return c.newTextEntry(kind, content, size, false)
+}
+
+// newTextEntry is newSizedEntry for content known to be canonical
+// (canonicalRuns leaves it as it is) if canon.
+func (c *Context) newTextEntry(kind EntryKind, content string, size int, canon bool) *entry {
+	if !canon && !c.literalRuns && len(content) >= len(fillerMark) {
 		// The same text written out; a shorter one holds no run to encode.
 		content = canonicalRuns(content)
 	}

@@ -118,13 +118,14 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	}
 	routed.Outcome, routed.Tokens = out, e.tokens
 	var ptr string
+	canon := false // ptr is as canonicalRuns leaves it
 	if out == RoutedWhole && !r.hidden {
-		ptr, size = c.wholePointer(full, rc, content)
+		ptr, size, canon = c.wholePointer(full, rc, content)
 	} else {
 		ptr, size = otherPointer(&routed, r, full, content, e.content), -1
 	}
 	routed.Pointer = ptr
-	pe := c.newSizedEntry(EntryToolResult, ptr, size)
+	pe := c.newTextEntry(EntryToolResult, ptr, size, canon)
 	pe.callID, pe.tool, pe.isError = tr.CallID, tool, tr.IsError
 	if _, err := c.ladder(c.conv, pe); err != nil {
 		return routed, err
@@ -278,32 +279,37 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 }
 
 // wholePointer is the pointer left for a result stored whole in rc's
-// region, and its TextLen (so that its entry need not measure it again). It
+// region, its TextLen (so that its entry need not measure it again), and
+// whether it is canonical (canonicalRuns need not look at it). It
 // is written for nearly every routed result: it is cut from a slab shared
 // by many (a Builder only appends, so the pointers cut from it stay as they
 // are). It is written in pieces, the route's made once (mid, and runEnd for
 // the results that start with a long run, most of them): each write is
 // inlined, and as many as the pointer has parts were most of the
 // instruction-cache misses of routing a result.
-func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr string, textLen int) {
+func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr string, textLen int, canon bool) {
 	if k, size := parseRun(content); size > 0 && k > 160 && rc.runEnd != "" {
-		// The preview is 160 bytes of the run, cut (previewParts).
+		// The preview is 160 bytes of the run, cut (previewParts): runEnd
+		// holds its encoding, the only run of the pointer.
+		pc := &c.ptrs
+		endLen := len(rc.mid) + 160 + len("…]")
+		if tokens >= 0 && tokens < len(pc.byTokens) && pc.byTokens[tokens] != "" {
+			// Made before: its tokens need not be written again.
+			ptr = pc.byTokens[tokens]
+			return ptr, len(ptr) - len(rc.runEnd) + endLen, pc.canon
+		}
 		var num [32]byte
 		n := strconv.AppendInt(append(num[:0], "[output ("...), int64(tokens), 10)
-		textLen = len(n) + len(rc.mid) + 160 + len("…]")
-		pc := &c.ptrs
-		if tokens >= 0 && tokens < len(pc.byTokens) && pc.byTokens[tokens] != "" {
-			return pc.byTokens[tokens], textLen
-		}
 		sb := c.pointerRoom(len(n) + len(rc.runEnd))
 		from := sb.Len()
 		sb.Write(n)
 		sb.WriteString(rc.runEnd)
 		ptr = sb.String()[from:]
 		pc.add(tokens, ptr)
-		return ptr, textLen
+		return ptr, len(n) + endLen, pc.canon
 	}
-	return c.previewPointer(tokens, rc, content)
+	ptr, textLen = c.previewPointer(tokens, rc, content)
+	return ptr, textLen, false
 }
 
 // pointerCache holds the pointers wholePointer made for the route's runEnd,
@@ -311,6 +317,7 @@ func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr strin
 // run's results repeat an earlier one's tokens.
 type pointerCache struct {
 	end      string   // the runEnd the pointers end with
+	canon    bool     // end holds no FillerByte: neither do the pointers
 	byTokens []string // "" where none was made
 }
 
@@ -343,6 +350,7 @@ func (pc *pointerCache) reset(end string) string {
 		return pc.end
 	}
 	pc.end = end
+	pc.canon = strings.IndexByte(end, FillerByte) < 0
 	clear(pc.byTokens)
 	return end
 }
@@ -355,7 +363,8 @@ func (c *Context) previewPointer(tokens int, rc *route, content string) (ptr str
 	}
 	if k, size := parseRun(content); size > 0 && k > 160 {
 		rc.runEnd = c.ptrs.reset(rc.mid + string(AppendFiller(nil, 160)) + "…]")
-		return c.wholePointer(tokens, rc, content)
+		ptr, textLen, _ = c.wholePointer(tokens, rc, content)
+		return ptr, textLen
 	}
 	var num [32]byte
 	n := strconv.AppendInt(append(num[:0], "[output ("...), int64(tokens), 10)

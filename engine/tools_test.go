@@ -11,14 +11,17 @@ import (
 func TestWholePointerMatchesFormat(t *testing.T) {
 	c := &Context{}
 	run := func(n int) string { return string(AppendFiller(nil, n)) }
-	for _, target := range []string{"codebase", "notes", "codebase"} {
+	for _, target := range []string{"codebase", "notes", "codebase", "tilde" + strings.Repeat("~", 20), "codebase"} {
 		rc := &route{target: target}
 		for _, content := range []string{"", "short", strings.Repeat("~", 160), strings.Repeat("~", 161), strings.Repeat("é", 100), strings.Repeat("é", 200), strings.Repeat("x", 5000),
 			run(100), run(160), run(161), run(5000) + "\n", "ab" + run(150) + "cd", "é" + run(30) + strings.Repeat("é", 200), run(1 << 40),
 			run(160) + "x", run(161) + "x", run(200) + "\nvalue-1\n" + run(200) + "\n", run(300) + run(300), "\xff" + run(300)} {
 			for _, tokens := range []int{0, 7, 123456789, 2047, 2048, 7} {
 				want := fmt.Sprintf("[output (%d tokens) is in your context under the '%s' heading - it is already in this prompt, so no tool call is needed to see it. Preview: %s]", tokens, target, previewOf(content))
-				got, size := c.wholePointer(tokens, rc, content)
+				got, size, canon := c.wholePointer(tokens, rc, content)
+				if canon && canonicalRuns(got) != got {
+					t.Errorf("wholePointer(%d, %.20q) = %q: said canonical, is not", tokens, content, got)
+				}
 				if got != want {
 					t.Errorf("wholePointer(%d, %.20q) = %q, want %q", tokens, content, got, want)
 				}
