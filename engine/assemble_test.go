@@ -639,13 +639,7 @@ conversation = { kind = "sliding_window", max_items = 10, max_tokens = 20000 }
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(seed, 13))
-		var cs [2]*Context
-		for k := range cs {
-			if cs[k], err = New(bp, Options{Window: 200_000, Task: "the task"}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cs[1].asm.general = true
+		cs := fastAndGeneral(t, bp)
 		var pending []string
 		for i := range 400 {
 			reg := []string{"notes", "code", "code", "code", "scratch", "stage_instructions"}[rng.IntN(6)]
@@ -752,15 +746,7 @@ read_file = "code"
 			rd.text.Grow(chunkSlabBytes)
 			rd.text.WriteString(strings.Repeat("#", n))
 		}
-		got := inc.Assemble()
-		for _, r := range fresh.regions {
-			r.rend = rendered{}
-			for _, e := range r.entries {
-				e.msg = nil
-			}
-		}
-		fresh.asm = assembler{}
-		want := fresh.Assemble()
+		got, want := inc.Assemble(), assembleAfresh(fresh)
 		if len(got.System) != len(want.System) {
 			t.Fatalf("step %d: %d system blocks, fresh %d", i, len(got.System), len(want.System))
 		}
@@ -799,13 +785,7 @@ conversation = { kind = "sliding_window", max_items = 12, max_tokens = 20000, st
 	var fixed, drops, bad, paired int
 	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
 		rng := rand.New(rand.NewPCG(seed, 17))
-		var cs [2]*Context
-		for k := range cs {
-			if cs[k], err = New(bp, Options{Window: 200_000, Task: "the task"}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cs[1].asm.general = true
+		cs := fastAndGeneral(t, bp)
 		var pending []string
 		var held, kept *Request // the last request, as handed out, and its clone
 		for i := range 1500 {
@@ -901,4 +881,19 @@ func TestBlockSetWritesAll(t *testing.T) {
 			t.Errorf("set over a stale block:\n got %+v\nwant %+v", b, want)
 		}
 	}
+}
+
+// fastAndGeneral makes two contexts of bp, the second with the assembler's
+// fast paths off (assembler.general), to be fed alike and compared.
+func fastAndGeneral(t *testing.T, bp *Blueprint) [2]*Context {
+	t.Helper()
+	var cs [2]*Context
+	for k := range cs {
+		var err error
+		if cs[k], err = New(bp, Options{Window: 200_000, Task: "the task"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs[1].asm.general = true
+	return cs
 }

@@ -210,14 +210,7 @@ func FuzzOperations(f *testing.F) {
 // sameAsFresh re-renders every region from scratch and compares: the
 // incremental caches must give exactly what a full render gives.
 func sameAsFresh(c *Context, req *Request) error {
-	for _, r := range c.regions {
-		r.rend = rendered{}
-		for _, e := range r.entries {
-			e.msg = nil
-		}
-	}
-	c.asm = assembler{}
-	fresh := c.Assemble()
+	fresh := assembleAfresh(c)
 	if len(fresh.System) != len(req.System) || len(fresh.Messages) != len(req.Messages) {
 		return fmt.Errorf("incremental request has %d blocks and %d messages, fresh has %d and %d", len(req.System), len(req.Messages), len(fresh.System), len(fresh.Messages))
 	}
@@ -238,4 +231,17 @@ func sameAsFresh(c *Context, req *Request) error {
 		}
 	}
 	return nil
+}
+
+// assembleAfresh drops every cache of c's rendering and assembly, and
+// assembles c's request from scratch.
+func assembleAfresh(c *Context) *Request {
+	for _, r := range c.regions {
+		r.rend = rendered{}
+		for _, e := range r.entries {
+			e.msg = nil
+		}
+	}
+	c.asm = assembler{}
+	return c.Assemble()
 }
