@@ -28,8 +28,12 @@ func (c *Context) summarize(region string, entries []*entry, joined func() strin
 	}
 	out := 0
 	if _, ok := c.counter.(BytesPerFour); ok {
-		// Its length serves summaryEntry too: the summary is counted once.
-		n := TextLen(s)
+		// Its length serves summaryEntry too: the summary is counted once
+		// (and Extractive worked it out as it wrote it).
+		n := c.sumSc.madeLen
+		if c.sumSc.madeText != s || n < 0 {
+			n = TextLen(s)
+		}
 		out = (n + 3) / 4
 		c.sumSc.sumText, c.sumSc.sumSize = s, n
 	} else {
@@ -370,20 +374,23 @@ func (c *Context) extractive(region string, entries []*entry, maxTokens int) (st
 		// A fold: the first entry (the folded summary, the most lines)
 		// has no repeats and comes first, so its lines are taken as they
 		// are, and only the later entries' lines are looked for in it.
-		buf, starts = sc.foldLines(buf, starts, entries)
 		f := entries[0]
 		if f.content == sc.fold.text && len(f.lines) == len(sc.fold.at) {
 			src, srcAt = f.content, sc.fold.at
 		}
-		// f's lines are in buf now, and f leaves when the summary is
-		// stored, so their room serves the summary's (lineRoom): the
-		// summary of a fold is most of the lines of the last. Should f
-		// stay, it is scanned again.
-		if cap(f.lines) > 0 && len(sc.rooms) < maxLineRooms {
-			clear(f.lines)
-			sc.rooms = append(sc.rooms, f.lines[:0])
+		// f leaves when the summary is stored: its lines, where they are,
+		// start buf, and buf's room serves the summary's (lineRoom), most
+		// of the lines of the last. Should f stay, it is scanned again.
+		if cap(f.lines) > 0 {
+			if cap(buf) > 0 && len(sc.rooms) < maxLineRooms {
+				sc.rooms = append(sc.rooms, buf)
+			}
+			buf = f.lines
+		} else {
+			buf = append(buf, f.lines...)
 		}
 		f.lines, f.scanned = nil, false
+		buf, starts = sc.foldLines(buf, starts, entries)
 	} else {
 		for _, e := range entries {
 			starts = append(starts, int32(len(buf)))

@@ -72,7 +72,19 @@ type sumLine struct {
 	first  bool   // a blank line or the content's start comes before it
 	run    bool   // key is one byte repeated: repeats are found by byte and length
 	bonus  bool   // pick: the block-start bonus was added to score
+	fill   bool   // key may hold encoded runs: it is longer written out (else it is not)
 }
+
+// extra is how much longer the line's key is written out (TextLen).
+func (l *sumLine) extra() int {
+	if !l.fill {
+		return 0
+	}
+	return TextLen(l.key) - len(l.key)
+}
+
+// cutRunExtra is how much longer cutRunText is written out.
+var cutRunExtra = TextLen(cutRunText) - len(cutRunText)
 
 // text is the line as a summary shows it: cut to 400 bytes, "…" marking the cut.
 func (l *sumLine) text() string {
@@ -126,11 +138,13 @@ type sumScratch struct {
 	// entry that stores it takes them (summaryEntry).
 	made     []sumLine
 	madeText string
+	madeLen  int // TextLen(madeText), worked out as pick writes it
 	// The last summary Context.summarize returned and its TextLen, counted
 	// once for its event and its entry (BytesPerFour).
 	sumText string
 	sumSize int
 	flags   []uint8 // pick: foldClasses' flags
+	scores  []byte  // pick: foldClasses' scores, when it counts them
 	// The last folded summary stored (appendHistory), and where each of
 	// its lines starts in it, for the next fold (pick's src).
 	fold struct {
@@ -212,7 +226,7 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, rl runLen, first 
 		s, sc.lower = lineScore(line, sc.lower)
 		size = TextLen(line)
 	}
-	l := sumLine{key: line, hash: hash, score: int32(s), cut: int32(len(line)), first: first, run: run}
+	l := sumLine{key: line, hash: hash, score: int32(s), cut: int32(len(line)), first: first, run: run, fill: run || size != len(line)}
 	kept := size
 	if size > maxLineBytes {
 		switch {
@@ -260,7 +274,7 @@ func (sc *sumScratch) runSumLine(line string, hash uint64, n int, first bool) su
 		s, _ := lineScore(strings.Repeat(string(rune(FillerByte)), 8), nil)
 		sc.runScores[FillerByte] = int8(s) + 1
 	}
-	l := sumLine{key: line, hash: hash, score: int32(sc.runScores[FillerByte]) - 1, cut: int32(len(line)), first: first, run: true}
+	l := sumLine{key: line, hash: hash, score: int32(sc.runScores[FillerByte]) - 1, cut: int32(len(line)), first: first, run: true, fill: true}
 	kept := n + len("\n")
 	if n > maxLineBytes {
 		// The cut falls in the run: 400 bytes of it are kept, and "…".
@@ -454,11 +468,11 @@ func (s *seenSet) find(line string, hash uint64, run bool) int {
 	}
 }
 
-// foldLines appends to buf the lines of entries (each with its lines
-// scanned; the first's have no repeats, as scanLines and summaryLines make
-// them) as appendNew would, and their starts to starts. The first entry's
-// lines are all new: they are copied, and only the few lines of the others
-// go into a set, in which each of the first's is looked for.
+// foldLines appends to buf, which holds the first of entries' lines
+// (their lines scanned; the first's have no repeats, as scanLines and
+// summaryLines make them), the others' as appendNew would, and their starts
+// to starts. The first entry's lines are all new: only the few lines of the
+// others go into a set, in which each of the first's is looked for.
 func (sc *sumScratch) foldLines(buf []sumLine, starts []int32, entries []*entry) ([]sumLine, []int32) {
 	set := &sc.scanSeen
 	drop := sc.keep[:0] // a later line is a repeat
@@ -478,7 +492,7 @@ func (sc *sumScratch) foldLines(buf []sumLine, starts []int32, entries []*entry)
 		}
 	}
 	if len(set.used) > 0 {
-		lines := entries[0].lines
+		lines := buf
 		for j := range lines {
 			l := &lines[j]
 			if bloom[l.hash>>61]&(1<<(l.hash>>55&63)) == 0 {
@@ -490,8 +504,7 @@ func (sc *sumScratch) foldLines(buf []sumLine, starts []int32, entries []*entry)
 		}
 	}
 	set.reset()
-	starts = append(starts, int32(len(buf)))
-	buf = append(buf, entries[0].lines...)
+	starts = append(starts, 0)
 	k := 0
 	for _, e := range rest {
 		starts = append(starts, int32(len(buf)))
@@ -619,7 +632,7 @@ func (sc *sumScratch) scanLines(content string, counter TokenCounter, seen *seen
 // Its lines are most of a fold's and nearly all are kept, so they are
 // taken by score class (foldClasses) and copied in runs, not one by one.
 func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, cands []sumLine, starts []int32, made bool, src string, srcAt []int32) (string, error) {
-	sc.made, sc.madeText = nil, ""
+	sc.made, sc.madeText, sc.madeLen = nil, "", -1
 	sc.madeCounts.ok = false
 	header, headerTokens := sc.summaryHeader(region, counter, made)
 	budget := maxTokens - headerTokens
@@ -636,9 +649,13 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			// The fold before made src, and counted its lines.
 			fc.classTally = fk.classTally
 			copy(fc.flags, fk.flags)
+			fc.scores = fk.scores
 			nsrc = len(srcAt)
-		} else if fc.count(cands, srcAt, header) {
-			nsrc = len(srcAt)
+		} else {
+			sc.scores = slices.Grow(sc.scores[:0], len(srcAt))[:len(srcAt)]
+			if fc.scores = sc.scores; fc.count(cands, srcAt, header) {
+				nsrc = len(srcAt)
+			}
 		}
 	}
 	firstOfBlock, g := true, 0
@@ -690,10 +707,17 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		nx = &sc.madeCounts
 		nx.classTally = fc.classTally
 		nx.flags = append(nx.flags[:0], 0)
+		nx.scores = append(nx.scores[:0], noScore)
 		nx.header, nx.ok = header, true
 	}
 	b := sc.summaryBuf(bytes)
 	b.WriteString(header)
+	// How much longer the summary is written out: the lines that hold
+	// runs add theirs as they are written, so that it is not scanned.
+	ext := 0
+	if made {
+		ext = TextLen(header) - len(header)
+	}
 	// Lines take their keys from the summary as it is written: they are
 	// in its array while the Builder does not grow it (its Cap stays).
 	grown := b.Cap()
@@ -718,6 +742,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 		from := b.Len()
 		if c.cut == 0 && c.run {
 			b.WriteString(cutRunText)
+			ext += cutRunExtra
 			if made && !cutRunSeen {
 				if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
 					lines = append(lines, l)
@@ -742,6 +767,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			return
 		}
 		if int(c.cut) == len(c.key) {
+			ext += c.extra()
 			// The line itself, scored when it was scanned; its key is
 			// taken from the summary, so that the entry it came from is
 			// not kept. Candidates' keys differ, so it can only repeat
@@ -761,7 +787,9 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			}
 			return
 		}
-		if l, ok := sc.cutLine(c, b.String()[from:], counter); ok {
+		cut := b.String()[from:]
+		ext += TextLen(cut) - len(cut)
+		if l, ok := sc.cutLine(c, cut, counter); ok {
 			lines = append(lines, l)
 			at = append(at, int32(from))
 			if nx != nil {
@@ -778,8 +806,8 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 			for ; i <= nsrc; i++ {
 				f := uint8(flagPut) // the end of the lines
 				if i < nsrc {
-					if f = fc.flags[i]; f == 0 {
-						continue
+					if i = nextFlag(fc.flags[:nsrc], i); i < nsrc {
+						f = fc.flags[i]
 					}
 				}
 				if seg < i {
@@ -791,14 +819,21 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 					run := lines[len(lines)-(i-seg):]
 					a0 := len(at)
 					at = append(at, srcAt[seg:i]...)
-					for j, a := range at[a0:] {
-						a += d
-						at[a0+j] = a
-						run[j].key = bs[a : int(a)+len(run[j].key)]
+					as := at[a0:]
+					run = run[:len(as)]
+					for j := range run {
+						l := &run[j]
+						a := int(as[j] + d)
+						as[j] = int32(a)
+						l.key = bs[a : a+len(l.key)]
+						if l.fill {
+							ext += l.extra()
+						}
 					}
 					if nx != nil {
 						// Lines of src that follow each other in it
 						// follow each other here.
+						nx.scores = append(nx.scores, fc.scores[seg:i]...)
 						k := len(nx.flags)
 						nx.flags = slices.Grow(nx.flags, i-seg)[:k+i-seg]
 						clear(nx.flags[k:])
@@ -854,7 +889,7 @@ func (sc *sumScratch) pick(region string, maxTokens int, counter TokenCounter, c
 				l.key = s[at[k] : int(at[k])+len(l.key)]
 			}
 		}
-		sc.made, sc.madeText = lines, s
+		sc.made, sc.madeText, sc.madeLen = lines, s, len(s)+ext
 		if nx != nil && len(nx.flags) != len(lines) {
 			nx.ok = false
 		}
@@ -894,12 +929,30 @@ func (sc *sumScratch) summaryBuf(n int) sumBuf {
 	return sumBuf{sb, sb.Len()}
 }
 
+// nextFlag is the index of the first non-zero flag from i on, len(flags)
+// if none: most lines of a folded summary have none, and are skipped eight
+// at a time.
+func nextFlag(flags []uint8, i int) int {
+	for ; i+8 <= len(flags); i += 8 {
+		if w := binary.LittleEndian.Uint64(flags[i:]); w != 0 {
+			return i + bits.TrailingZeros64(w)/8
+		}
+	}
+	for ; i < len(flags); i++ {
+		if flags[i] != 0 {
+			break
+		}
+	}
+	return i
+}
+
 // foldCounts are what foldClasses.count finds in a summary's lines (but
 // its header): the fold that made them works them out from its src's, at
 // the cost of the lines it does not take in runs.
 type foldCounts struct {
 	classTally
 	flags  []uint8 // by line; the header's is 0
+	scores []byte  // by line, for keep to find a score's lines; the header's is noScore
 	header string  // the header count compares lines with
 	ok     bool
 }
@@ -921,6 +974,7 @@ func (k *foldCounts) add(l *sumLine, at int, end int32, header string) int32 {
 		return -1
 	}
 	k.flags = append(k.flags, f)
+	k.scores = append(k.scores, byte(l.score))
 	return end
 }
 
@@ -955,9 +1009,13 @@ func (t *classTally) tally(l *sumLine, at, end int32, header string) (uint8, int
 // classes a fold keeps whole; and what stops a run of them (flags).
 type foldClasses struct {
 	classTally
-	all   [maxScore + 1]bool
-	flags []uint8 // by index in cands
+	all    [maxScore + 1]bool
+	flags  []uint8 // by index in cands
+	scores []byte  // by index in cands: cands[i].score
 }
+
+// noScore is foldClasses.scores' entry for a header: no score is it.
+const noScore = 0xFF
 
 // maxScore is the highest score of a line, the block-start bonus added.
 const maxScore = 12 + 4
@@ -974,12 +1032,14 @@ const (
 // bonus, and no first line, which would take one).
 func (fc *foldClasses) count(cands []sumLine, at []int32, header string) bool {
 	end := int32(-1) // where the line before ends in src, if it is not put
+	fc.scores[0] = noScore
 	for i := 1; i < len(at); i++ {
 		f, e, ok := fc.tally(&cands[i], at[i], end, header)
 		if !ok {
 			return false
 		}
 		fc.flags[i], end = f, e
+		fc.scores[i] = byte(cands[i].score)
 	}
 	return true
 }
@@ -1025,11 +1085,30 @@ func (fc *foldClasses) keep(cands []sumLine, nsrc int, keep []bool, budget int, 
 				*size += fc.bytes[s]
 				*kept += fc.n[s]
 			} else {
-				for i := 1; i < nsrc; i++ {
-					if cands[i].score == s && !take(i) {
-						fc.flags[i] |= flagDrop
+				// Taken in order, each if it fits: the class's bytes and
+				// number, less those of the lines left out. Only the flags
+				// of src's lines are read: keep is not set.
+				u, nb, n := *used, fc.bytes[s], fc.n[s]
+				for i, left := 1, fc.n[s]; left > 0; i, left = i+1, left-1 {
+					if fc.scores[i] != byte(s) {
+						// The next line of the score, after lines of
+						// others: a search, as few may have it.
+						k := bytes.IndexByte(fc.scores[i+1:nsrc], byte(s))
+						if k < 0 {
+							break
+						}
+						i += k + 1
 					}
+					c := &cands[i]
+					if u+int(c.tokens) > budget {
+						fc.flags[i] |= flagDrop
+						nb -= c.size()
+						n--
+						continue
+					}
+					u += int(c.tokens)
 				}
+				*used, *size, *kept = u, *size+nb, *kept+n
 			}
 		}
 		if present&(1<<s) != 0 {
@@ -1102,6 +1181,20 @@ func (sc *sumScratch) cutLine(c *sumLine, text string, counter TokenCounter) (su
 		}
 		l := *m
 		l.key = text
+		return l, true
+	}
+	if text == c.key {
+		// A line of a summary that is cut to itself (a cut run and its
+		// "…", folded again): scanned, it is c, which was scanned so.
+		if !sc.seen.add(text, c.hash, c.run) {
+			return sumLine{}, false
+		}
+		l := *c
+		l.key = text
+		if l.bonus {
+			l.score -= 4
+		}
+		l.first, l.bonus = false, false
 		return l, true
 	}
 	rl := runLine(text)

@@ -101,6 +101,9 @@ func TestSummaryLinesMatchScan(t *testing.T) {
 			if err != nil {
 				continue
 			}
+			if c.sumSc.madeText == s && c.sumSc.madeLen != TextLen(s) {
+				t.Errorf("case %d budget %d: pick wrote %d bytes (written out), TextLen %d", i, budget, c.sumSc.madeLen, TextLen(s))
+			}
 			e := c.summaryEntry(s)
 			var sc sumScratch
 			want := sc.scanLines(s, BytesPerFour{}, &sc.scanSeen, nil)
@@ -189,8 +192,9 @@ func TestFoldByClassMatchesLineByLine(t *testing.T) {
 					}
 					var fc foldClasses
 					fc.flags = make([]uint8, len(e.lines))
-					if !fc.count(e.lines, c.sumSc.fold.at, fk.header) || fc.tokens != fk.tokens || fc.bytes != fk.bytes || fc.n != fk.n || !slices.Equal(fc.flags[1:], fk.flags[1:]) {
-						t.Fatalf("trial %d step %d: the fold's counts differ from count's:\n%v\n%v\n%v %v", trial, step, fc, *fk, fc.flags, fk.flags)
+					fc.scores = make([]byte, len(e.lines))
+					if !fc.count(e.lines, c.sumSc.fold.at, fk.header) || fc.tokens != fk.tokens || fc.bytes != fk.bytes || fc.n != fk.n || !slices.Equal(fc.flags[1:], fk.flags[1:]) || !slices.Equal(fc.scores, fk.scores) {
+						t.Fatalf("trial %d step %d: the fold's counts differ from count's:\n%v\n%v\n%v %v\n%v %v", trial, step, fc, *fk, fc.flags, fk.flags, fc.scores, fk.scores)
 					}
 					counted++
 				}
