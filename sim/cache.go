@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // CacheKind is a provider prompt-cache model.
@@ -44,12 +45,13 @@ type cacheUse struct {
 }
 
 // prefixView is one request seen by a cache model: per block, the hash of the
-// prefix ending at it (see prefixes) and the cumulative tokens through it.
+// prefix ending at it and the running total of tokens through it, both
+// written for the first valid blocks (see prefixes).
 type prefixView struct {
 	blocks []*Block
 	chains []uint64 // of the first valid blocks; room for all
+	cum    []int    // likewise
 	valid  int
-	cum    []int
 	marks  []CacheMark
 	// partial is the tokens at the start of block partialAt (the first that
 	// differs from the previous request's) that it shares with the previous
@@ -57,39 +59,65 @@ type prefixView struct {
 	partialAt, partial int
 }
 
-func (v *prefixView) total() int {
-	if len(v.cum) == 0 {
-		return 0
-	}
-	return v.cum[len(v.cum)-1]
-}
+func (v *prefixView) total() int { return v.tokensThrough(len(v.cum) - 1) }
 
 // prefixes returns the hashes of the prefixes that end at each of the first
-// n blocks, hashing those not hashed yet: a cache reads them only up to its
-// last breakpoint, where most requests hash none.
+// n blocks, hashing those not hashed yet, and their running totals with
+// them: a cache reads them only up to its last breakpoint, where most
+// requests hash none.
 func (v *prefixView) prefixes(n int) []uint64 {
 	chains := v.chains[:n]
 	if v.valid < n {
 		var h uint64
+		tot := 0
 		if v.valid > 0 {
-			h = chains[v.valid-1]
+			h, tot = chains[v.valid-1], v.cum[v.valid-1]
 		}
 		blocks := v.blocks[v.valid:n]
 		out := chains[v.valid:][:len(blocks)]
+		cum := v.cum[v.valid:][:len(blocks)]
 		for j, b := range blocks {
 			h = extend(h, b.Hash)
-			out[j] = h
+			tot += b.Tokens
+			out[j], cum[j] = h, tot
 		}
 		v.valid = n
 	}
 	return chains
 }
 
+// tokensThrough is the running total through block i.
 func (v *prefixView) tokensThrough(i int) int {
 	if i < 0 {
 		return 0
 	}
+	if i >= v.valid {
+		v.prefixes(i + 1)
+	}
 	return v.cum[i]
+}
+
+// written is tokensThrough(i) for an i below valid: serve's breakpoints,
+// whose totals are written, need no check for more.
+func (v *prefixView) written(i int) int {
+	if i < 0 {
+		return 0
+	}
+	return v.cum[i]
+}
+
+// after is the index of the first block whose running total exceeds t, or
+// the number of blocks.
+func (v *prefixView) after(t int) int {
+	if v.valid > 0 && v.cum[v.valid-1] > t {
+		return sort.SearchInts(v.cum[:v.valid], t+1)
+	}
+	for v.valid < len(v.cum) {
+		if v.tokensThrough(v.valid) > t {
+			return v.valid - 1
+		}
+	}
+	return len(v.cum)
 }
 
 // cacheModel serves requests at virtual times.
@@ -301,8 +329,8 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 		}
 	}
 	if last > hit {
-		use.Write1h = v.tokensThrough(b1h) - v.tokensThrough(hit)
-		use.Write5m = v.tokensThrough(last) - v.tokensThrough(b1h)
+		use.Write1h = v.written(b1h) - v.written(hit)
+		use.Write5m = v.written(last) - v.written(b1h)
 	}
 	if c.entries.n > c.purgeAt {
 		// The expired entries go, as good as absent already (time does not
@@ -359,7 +387,7 @@ func commonChain(a, b []uint64) int {
 }
 
 func (c *autoCache) serve(v *prefixView, now float64) cacheUse {
-	v.prefixes(len(v.cum))
+	v.prefixes(len(v.chains))
 	total := v.total()
 	if total < c.min || total == 0 {
 		c.prevStored = false
@@ -471,7 +499,7 @@ func (c *vllmCache) insertBefore(at, n *lruNode) {
 }
 
 func (c *vllmCache) serve(v *prefixView, now float64) cacheUse {
-	v.prefixes(len(v.cum))
+	v.prefixes(len(v.chains))
 	// The shared, still cached prefix of the previous request.
 	k := 0
 	for k < len(c.last) && k < len(v.chains) && !c.last[k].gone && c.last[k].key == v.chains[k] {

@@ -3,6 +3,7 @@ package sim
 import (
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -434,6 +435,50 @@ func TestAnthropicCacheMatchesReference(t *testing.T) {
 		}
 		if purges < 10 {
 			t.Fatalf("trial %d: %d purges, want the stream to purge often", trial, purges)
+		}
+	}
+}
+
+// A view hashes and counts its blocks only as far as it is read: whatever is
+// read first, and from wherever the last request left it, its running totals
+// and the block after a number of tokens are those of a full count.
+func TestPrefixViewReadLazily(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	blocks := make([]*Block, 40)
+	var cum []int
+	tot := 0
+	for i := range blocks {
+		blocks[i] = &Block{Hash: rng.Uint64(), Tokens: rng.IntN(3) * rng.IntN(50)} // some empty
+		tot += blocks[i].Tokens
+		cum = append(cum, tot)
+	}
+	full := &prefixView{blocks: blocks, chains: make([]uint64, len(blocks)), cum: make([]int, len(blocks))}
+	full.prefixes(len(blocks))
+	if !slices.Equal(full.cum, cum) {
+		t.Fatalf("running totals %v, want %v", full.cum, cum)
+	}
+	for valid := range len(blocks) + 1 {
+		for _, i := range []int{-1, 0, valid - 1, valid, len(blocks) - 1} {
+			v := &prefixView{blocks: blocks, chains: slices.Clone(full.chains), cum: slices.Clone(full.cum), valid: valid}
+			clear(v.chains[valid:])
+			clear(v.cum[valid:])
+			if i >= 0 && i < len(blocks) {
+				if got := v.tokensThrough(i); got != cum[i] {
+					t.Errorf("valid %d: tokensThrough(%d) = %d, want %d", valid, i, got, cum[i])
+				}
+			}
+			for at := -1; at <= tot+1; at += 1 + rng.IntN(7) {
+				want := sort.SearchInts(cum, at+1)
+				if got := v.after(at); got != want {
+					t.Errorf("valid %d, read through %d: after(%d) = %d, want %d", valid, i, at, got, want)
+				}
+			}
+			if got := v.total(); got != tot {
+				t.Errorf("valid %d: total %d, want %d", valid, got, tot)
+			}
+			if got := v.prefixes(len(blocks)); !slices.Equal(got, full.chains) {
+				t.Errorf("valid %d: chains differ from a full hash", valid)
+			}
 		}
 	}
 }

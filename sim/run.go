@@ -634,6 +634,7 @@ type meter struct {
 	taskIn     int     // blocks holding the task text in the current request
 
 	prev   []*Block
+	tot    int       // tokens of prev
 	rtot   int       // tokens of prev's refetched blocks
 	lz     int       // prev's blocks from lz on are listed, see add
 	k      int64     // requests that counted the listed blocks' re-prefill
@@ -698,10 +699,12 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	v.blocks = blocks
 	v.valid = min(v.valid, lcpPtr)
 	v.chains = slices.Grow(v.chains[:v.valid], n-v.valid)[:n]
+	v.cum = slices.Grow(v.cum[:v.valid], n-v.valid)[:n]
 	// The last request's blocks that follow a change in the same order (a
 	// policy that tracks what left says where: the messages it kept) are
-	// carried, not walked: blocks[tn:tn+tl] are prev[tp:tp+tl], and their
-	// running totals are the last request's plus what changed before them.
+	// carried, not walked: blocks[tn:tn+tl] are prev[tp:tp+tl]. Their
+	// running totals are written only if a cache or the meter reads them
+	// (see prefixView.prefixes): most requests read none past the change.
 	tn, tp, tl := n, len(prev), 0
 	tracked := req.tracked && !m.walkAll
 	if g := req.gone; tracked && lcpPtr <= req.keptFrom && g[0].hi >= lcpPtr {
@@ -710,36 +713,22 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 			tn, tp, tl = n, len(prev), 0
 		}
 	}
-	// The refetched tokens of the blocks kept or carried: the last request's
-	// but those of the others, or counted, whichever are fewer.
-	if gone := len(prev) - lcpPtr - tl; gone <= lcpPtr+tl {
-		m.rtot -= refetchedTokens(prev[lcpPtr:tp]) + refetchedTokens(prev[tp+tl:])
-	} else {
-		m.rtot = refetchedTokens(blocks[:lcpPtr]) + refetchedTokens(blocks[tn:tn+tl])
-	}
 	m.fresh = m.fresh[:0]
-	cum := v.cum
+	walked := 0 // the tokens of the blocks walked past carried ones
 	if tl > 0 {
-		cum = slices.Grow(cum, max(0, n-len(cum)))[:max(n, len(cum))]
-		base := 0 // before the carried blocks, in the last request
-		if tp > 0 {
-			base = cum[tp-1]
-		}
-		copy(cum[tn:tn+tl], cum[tp:tp+tl])
-		v.cum = cum[:n]
-		tot := m.walk(blocks, lcpPtr, tn)
-		if d := tot - base; d != 0 {
-			c := cum[tn : tn+tl]
-			for i := range c {
-				c[i] += d
-			}
-		}
-		m.walk(blocks, tn+tl, n)
+		walked = m.walk(blocks, lcpPtr, tn) + m.walk(blocks, tn+tl, n)
 	} else {
+		// The refetched tokens of the blocks kept: the last request's but
+		// those of the others, or counted, whichever are fewer (a flat
+		// policy's requests change near their start).
+		if len(prev)-lcpPtr <= lcpPtr {
+			m.rtot -= refetchedTokens(prev[lcpPtr:])
+		} else {
+			m.rtot = refetchedTokens(blocks[:lcpPtr])
+		}
 		m.walkHashed(blocks, lcpPtr)
 	}
 	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
-	tot := v.total()
 	v.marks = req.Marks
 	stable := v.tokensThrough(lcp - 1)
 	v.partialAt, v.partial = lcp, 0
@@ -747,34 +736,12 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		v.partial = m.commonTokens(prev[lcp], blocks[lcp])
 		stable += v.partial
 	}
-	if r > 1 && tot > 0 {
-		m.ratios = append(m.ratios, float64(stable)/float64(tot))
-	}
-	m.sizes = append(m.sizes, int32(min(tot, math.MaxInt32)))
-	if tot > m.peak {
-		m.peak = tot
-	}
-	if tot > m.env.window {
-		m.overWindow++
-	}
-
 	use := m.cache.serve(v, now)
-	writes := use.Write5m + use.Write1h
-	if use.Read+writes > tot { // defensive: a model never serves more than sent
-		writes = tot - use.Read
-	}
-	uncached := tot - use.Read - writes
-	m.input += int64(tot)
-	m.read += int64(use.Read)
-	m.write += int64(writes)
-	p := &m.env.prof
-	m.cost += (float64(uncached)*p.Input + float64(use.Write5m)*p.CacheWrite5m + float64(use.Write1h)*p.CacheWrite1h + float64(use.Read)*p.CacheRead) / 1e6
 
 	// Waste: refetched content counts as refetch; other content is dead until
 	// a later probe uses it; what was sent before and missed the cache is
 	// re-prefill.
-	m.refetch += int64(m.rtot)
-	start := sort.SearchInts(v.cum, use.Read+1)
+	start := v.after(use.Read)
 	read := use.Read - v.tokensThrough(start-1) // of the first block
 	// A tracked request's blocks from its kept messages on (or from past the
 	// read point) are listed, see add.
@@ -793,21 +760,46 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	for _, i := range m.fresh {
 		blocks[i].sent = true
 	}
-	// Presence intervals for dead waste: blocks of the previous request that
-	// are gone now close their interval. Those listed past lcpPtr were seen
-	// above or are listed; a policy that tracks what left says where the
-	// rest may be.
-	gone := [2]span{{lcpPtr, len(prev)}}
-	if req.tracked && lcpPtr <= req.keptFrom {
-		gone = req.gone
-	}
+	// Presence intervals for dead waste: the blocks of the last request that
+	// are neither in the common prefix nor carried close their interval,
+	// unless seen above or listed.
 	prefix := blocks[:0] // where a block that left may still be, not listed
 	if req.repeats {
 		prefix = blocks[:min(lcpPtr, lz)]
 	}
-	for _, s := range gone {
-		m.closeGone(prev[max(s.lo, lcpPtr):max(s.hi, lcpPtr)], prefix, r)
+	var tot int
+	if tl > 0 {
+		// The blocks kept or carried hold the last request's tokens and
+		// refetched tokens but those of the others.
+		left, rleft := m.closeCounted(prev, [2]span{{lcpPtr, tp}, {tp + tl, len(prev)}}, prefix, r)
+		m.rtot -= rleft
+		tot = m.tot - left + walked
+	} else {
+		m.closeGone(prev[lcpPtr:], prefix, r)
+		tot = v.tokensThrough(n - 1) // counted by walkHashed
 	}
+	m.tot = tot
+	if r > 1 && tot > 0 {
+		m.ratios = append(m.ratios, float64(stable)/float64(tot))
+	}
+	m.sizes = append(m.sizes, int32(min(tot, math.MaxInt32)))
+	if tot > m.peak {
+		m.peak = tot
+	}
+	if tot > m.env.window {
+		m.overWindow++
+	}
+	writes := use.Write5m + use.Write1h
+	if use.Read+writes > tot { // defensive: a model never serves more than sent
+		writes = tot - use.Read
+	}
+	uncached := tot - use.Read - writes
+	m.input += int64(tot)
+	m.read += int64(use.Read)
+	m.write += int64(writes)
+	p := &m.env.prof
+	m.cost += (float64(uncached)*p.Input + float64(use.Write5m)*p.CacheWrite5m + float64(use.Write1h)*p.CacheWrite1h + float64(use.Read)*p.CacheRead) / 1e6
+	m.refetch += int64(m.rtot)
 
 	// Task retention, judged from the task's arrival on.
 	if m.taskText != "" {
@@ -831,22 +823,17 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	return tot - use.Read
 }
 
-// walk meters blocks[lo:hi], which follow a change: their running totals
-// and refetched tokens, and their arrival if they are new to the context.
-// It returns the running total through them.
+// walk meters blocks[lo:hi], which follow a change: their refetched
+// tokens, and their arrival if they are new to the context. It returns
+// their tokens.
 func (m *meter) walk(blocks []*Block, lo, hi int) int {
-	v := &m.view
 	r32 := int32(m.requests)
-	tot, rtot := v.tokensThrough(lo-1), 0
-	// Walked as slices of one length, so that indexing them is not checked.
-	walk := blocks[lo:hi]
-	wcum := v.cum[lo:hi][:len(walk)]
-	for j, b := range walk {
+	tot, rtot := 0, 0
+	for j, b := range blocks[lo:hi] {
 		tot += b.Tokens
 		if b.Refetched {
 			rtot += b.Tokens
 		}
-		wcum[j] = tot
 		b.seenAt = r32
 		if b.since < 0 {
 			m.arrive(b, lo+j)
@@ -857,8 +844,8 @@ func (m *meter) walk(blocks []*Block, lo, hi int) int {
 }
 
 // walkHashed is walk of the request's blocks from lo on, hashing their
-// prefixes too: a request that changed near its end (as a flat policy's
-// do) has its breakpoints there.
+// prefixes and writing their running totals too: a request that changed
+// near its end (as a flat policy's do) has its breakpoints there.
 func (m *meter) walkHashed(blocks []*Block, lo int) {
 	v := &m.view
 	r32 := int32(m.requests)
@@ -866,11 +853,10 @@ func (m *meter) walkHashed(blocks []*Block, lo int) {
 	if v.valid < lo {
 		v.prefixes(lo)
 	}
-	v.cum = slices.Grow(v.cum[:lo], n-lo)[:n]
 	var h uint64
-	tot, rtot := v.tokensThrough(lo-1), 0
+	tot, rtot := 0, 0
 	if lo > 0 {
-		h = v.chains[lo-1]
+		h, tot = v.chains[lo-1], v.cum[lo-1]
 	}
 	// Walked as slices of one length, so that indexing them is not checked.
 	walk := blocks[lo:]
@@ -1095,6 +1081,25 @@ func (m *meter) closeGone(left, prefix []*Block, r int) {
 			m.close(b, r)
 		}
 	}
+}
+
+// closeCounted is closeGone of the blocks of prev in gone, returning their
+// tokens and those of the refetched ones among them. (closeGone does not
+// count: it walks most of a flat policy's requests, which need no count.)
+func (m *meter) closeCounted(prev []*Block, gone [2]span, prefix []*Block, r int) (tokens, refetched int) {
+	r32 := int32(r)
+	for _, s := range gone {
+		for _, b := range prev[s.lo:s.hi] {
+			tokens += b.Tokens
+			if b.Refetched {
+				refetched += b.Tokens
+			}
+			if b.seenAt != r32 && b.listed == 0 && b.since >= 0 && !slices.Contains(prefix, b) {
+				m.close(b, r)
+			}
+		}
+	}
+	return tokens, refetched
 }
 
 // close ends block b's presence before request r: its requests since then
