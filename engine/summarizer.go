@@ -220,7 +220,7 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, rl runLen, first 
 	} else if (len(line) <= 8 || line[1] != line[0]) && isASCII(line) {
 		// As lineScore scores it: no run to shorten, and no runMark, so
 		// its length is its size.
-		s, sc.lower = scoreASCII(line, sc.lower)
+		s = scoreASCII(line)
 		size = len(line)
 	} else {
 		s, sc.lower = lineScore(line, sc.lower)
@@ -1259,7 +1259,7 @@ func lineScore(line string, lower []byte) (int, []byte) {
 		}
 	}
 	if isASCII(line) {
-		return scoreASCII(line, lower)
+		return scoreASCII(line), lower
 	}
 	if at, _, _ := NextFiller(line); at >= 0 {
 		return lineScore(shortRuns(line), lower)
@@ -1346,10 +1346,7 @@ func lineScore(line string, lower []byte) (int, []byte) {
 }
 
 // scoreASCII is lineScore for an ASCII line, a few table look-ups a byte.
-// buf is reused for the line with eight zero bytes after it, so that eight
-// bytes can be read at any of its positions.
-func scoreASCII(line string, buf []byte) (int, []byte) {
-	buf = append(append(buf[:0], line...), 0, 0, 0, 0, 0, 0, 0, 0)
+func scoreASCII(line string) int {
 	n := len(line)
 	var found uint32
 	// Or-ing 0x20 lowers ASCII letters and makes no other byte a lower-case
@@ -1365,7 +1362,16 @@ func scoreASCII(line string, buf []byte) (int, []byte) {
 		if cand == 0 {
 			continue
 		}
-		x := binary.LittleEndian.Uint64(buf[i:]) | 0x2020202020202020
+		// Eight bytes from i (fewer at the end, as if zeros followed).
+		var x uint64
+		if i+8 <= n {
+			x = le64(line[i:])
+		} else {
+			for b := n - 1; b >= i; b-- {
+				x = x<<8 | uint64(line[b])
+			}
+		}
+		x |= 0x2020202020202020
 		for ; cand != 0; cand &= cand - 1 {
 			w := bits.TrailingZeros32(cand)
 			word := informative[w]
@@ -1373,7 +1379,7 @@ func scoreASCII(line string, buf []byte) (int, []byte) {
 				continue
 			}
 			k := 8
-			for k < len(word) && buf[i+k]|0x20 == word[k] {
+			for k < len(word) && line[i+k]|0x20 == word[k] {
 				k++
 			}
 			if k >= len(word) {
@@ -1383,7 +1389,7 @@ func scoreASCII(line string, buf []byte) (int, []byte) {
 	}
 	s := 3 * bits.OnesCount32(found)
 	if s >= 12 {
-		return 12, buf
+		return 12
 	}
 	for i := 0; i < n; {
 		k := asciiClass[line[i]]
@@ -1410,10 +1416,10 @@ func scoreASCII(line string, buf []byte) (int, []byte) {
 			s++
 		}
 		if s >= 12 {
-			return 12, buf
+			return 12
 		}
 	}
-	return s, buf
+	return s
 }
 
 // The classes of ASCII bytes for scoreASCII.
