@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -84,6 +85,12 @@ func (v *prefixView) prefixes(n int) []uint64 {
 		v.valid = n
 	}
 	return chains
+}
+
+// grow makes room for n blocks, keeping the first valid ones'.
+func (v *prefixView) grow(n int) {
+	v.chains = slices.Grow(v.chains[:v.valid], n-v.valid)
+	v.cum = slices.Grow(v.cum[:v.valid], n-v.valid)
 }
 
 // tokensThrough is the running total through block i.

@@ -179,17 +179,17 @@ func runWith(ctx context.Context, src Source, cfg Config, s *runScratch) (*Resul
 		fut = newFuture(evs)
 		src = SliceSource(hdr, evs)
 	}
-	// The tool results of a SliceSource are counted first, so that the maps
-	// with an entry per result are made at their size: growing them was a
-	// fortieth of a run.
-	if ss, ok := src.(*sliceSource); ok {
-		for i := range ss.evs {
-			if ss.evs[i].Kind == trace.KindToolResult {
-				e.toolResults++
+	if e.content == nil {
+		// The tool results of a SliceSource are counted first, so that the
+		// maps with an entry per result are made at their size: growing
+		// them was a fortieth of a run. A scratch's have grown already.
+		if ss, ok := src.(*sliceSource); ok {
+			for i := range ss.evs {
+				if ss.evs[i].Kind == trace.KindToolResult {
+					e.toolResults++
+				}
 			}
 		}
-	}
-	if e.content == nil {
 		e.content = make(map[string]*contentStat, e.toolResults)
 		e.factIdx = map[string][]*Block{}
 	}
@@ -219,16 +219,33 @@ func runWith(ctx context.Context, src Source, cfg Config, s *runScratch) (*Resul
 
 // run applies the events of src and the inferences they call for.
 func (r *runner) run(ctx context.Context, src Source) error {
-	_, r.stable = src.(*sliceSource)
+	// A SliceSource's events are read in place, not through the interface.
+	ss, _ := src.(*sliceSource)
+	var evs []trace.Event
+	if r.stable = ss != nil; r.stable {
+		evs = ss.evs[ss.i+1:]
+		ss.i = len(ss.evs)
+	}
 	n := 0
-	for src.Scan() {
+	for {
+		var ev *trace.Event
+		if r.stable {
+			if n == len(evs) {
+				break
+			}
+			ev = &evs[n]
+		} else {
+			if !src.Scan() {
+				break
+			}
+			ev = src.Event()
+		}
 		n++
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		ev := src.Event()
 		r.pos = n
 		if ev.Sidechain {
 			continue
@@ -509,21 +526,10 @@ func (r *runner) infer(ev *trace.Event) {
 		req := r.pol.request()
 		r.chargeSummaries()
 		uncachedPrefill := r.m.measure(req, r.clock, r.cfg.Series)
-		misses := r.evalProbes(req, true)
-		calls, results := r.calls[:0], r.results[:0]
-		for _, p := range misses {
-			var src *contentStat
-			if !r.cfg.NoRefetch && p.probe.Refetch != nil {
-				src = p.src
-			}
-			if src == nil || src.result == nil {
-				r.m.lost[lostFact{p.probe.Fact, p.probe.Text}] = true
-				continue
-			}
-			calls = append(calls, *p.probe.Refetch)
-			results = append(results, src)
+		var calls []trace.ToolCall // most requests have no probe pending
+		if len(r.pending) > 0 {
+			calls = r.refetches(r.evalProbes(req, true))
 		}
-		r.calls, r.results = calls, results
 		if len(calls) == 0 {
 			out := ev.OutputTokens
 			if out == 0 {
@@ -541,7 +547,7 @@ func (r *runner) infer(ev *trace.Event) {
 		r.env.refetching = true
 		r.pol.observe(call)
 		wait := 0.0
-		for i, src := range results {
+		for i, src := range r.results {
 			cp := &r.result
 			*cp = *src.result
 			cp.CallID = calls[i].ID // the result answers the re-issued call
@@ -558,6 +564,27 @@ func (r *runner) infer(ev *trace.Event) {
 	r.anchorT = ev.T
 	r.lastDue = r.clock
 	r.lastInf = r.pos
+}
+
+// refetches returns the calls that fetch again what the probes in misses
+// missed, the content of each in r.results, and records the facts lost.
+func (r *runner) refetches(misses []pendingProbe) []trace.ToolCall {
+	calls, results := r.calls[:0], r.results[:0]
+	for i := range misses {
+		p := &misses[i]
+		var src *contentStat
+		if !r.cfg.NoRefetch && p.probe.Refetch != nil {
+			src = p.src
+		}
+		if src == nil || src.result == nil {
+			r.m.lost[lostFact{p.probe.Fact, p.probe.Text}] = true
+			continue
+		}
+		calls = append(calls, *p.probe.Refetch)
+		results = append(results, src)
+	}
+	r.calls, r.results = calls, results
+	return calls
 }
 
 func (r *runner) finishInference(prefill, out int) {
@@ -582,7 +609,8 @@ func (r *runner) chargeSummaries() {
 
 func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 	misses := r.misses[:0]
-	for _, p := range r.pending {
+	for i := range r.pending {
+		p := &r.pending[i]
 		if p.src == nil {
 			p.src = r.env.content[p.probe.Source] // arrived since the probe
 		}
@@ -598,14 +626,14 @@ func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 			}
 		}
 		hit := found != nil
-		r.m.probe(&p, hit)
+		r.m.probe(p, hit)
 		if hit {
 			// The block the fact was found in (its source, a summary, a
 			// message quoting it) was used: its sends so far were not dead.
 			r.m.used(found)
 		}
 		if !hit {
-			misses = append(misses, p)
+			misses = append(misses, *p)
 		}
 		// The content this probe needed was used: its sends so far were not dead.
 		if st := p.src; st != nil {
@@ -698,8 +726,10 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	v := &m.view
 	v.blocks = blocks
 	v.valid = min(v.valid, lcpPtr)
-	v.chains = slices.Grow(v.chains[:v.valid], n-v.valid)[:n]
-	v.cum = slices.Grow(v.cum[:v.valid], n-v.valid)[:n]
+	if cap(v.chains) < n || cap(v.cum) < n {
+		v.grow(n)
+	}
+	v.chains, v.cum = v.chains[:n], v.cum[:n]
 	// The last request's blocks that follow a change in the same order (a
 	// policy that tracks what left says where: the messages it kept) are
 	// carried, not walked: blocks[tn:tn+tl] are prev[tp:tp+tl]. Their
@@ -940,14 +970,16 @@ func (m *meter) resendFrom(blocks []*Block, start, read, lz, lcpPtr int, carried
 // (counted from the next on).
 func (m *meter) relist(blocks []*Block, lz, lcpPtr int, carried carry) {
 	prev := m.prev
-	keep := [2]carry{{max(lz, m.lz), lcpPtr, 0}, {max(lz, carried.lo, m.lz-carried.sh), carried.hi, carried.sh}}
 	was, is := m.lz, lz
-	for _, s := range keep {
-		if s.lo < s.hi {
-			m.unlist(prev[was : s.lo+s.sh])
-			m.add(blocks[is:s.lo])
-			was, is = s.hi+s.sh, s.hi
-		}
+	if lo := max(lz, m.lz); lo < lcpPtr {
+		m.unlist(prev[was:lo])
+		m.add(blocks[is:lo])
+		was, is = lcpPtr, lcpPtr
+	}
+	if lo := max(lz, carried.lo, m.lz-carried.sh); lo < carried.hi {
+		m.unlist(prev[was : lo+carried.sh])
+		m.add(blocks[is:lo])
+		was, is = carried.hi+carried.sh, carried.hi
 	}
 	m.unlist(prev[was:])
 	m.add(blocks[is:])
