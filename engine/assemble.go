@@ -1937,14 +1937,14 @@ func (c *Context) renderCustom(r *region) ([]Block, []Message) {
 	}
 	// Warn once per distinct over-budget render, not at every assembly
 	// that re-sends it: a report counts conditions, not requests.
-	d := xxRound(uint64(r.max), uint64(len(blocks)))
+	d := mix(uint64(r.max), uint64(len(blocks)))
 	for _, b := range blocks {
-		d = xxRound(d, b.Hash)
+		d = mix(d, b.Hash)
 	}
 	for _, m := range msgs {
-		d = xxRound(d, uint64(m.Role)<<8|uint64(len(m.Blocks)))
+		d = mix(d, uint64(m.Role)<<8|uint64(len(m.Blocks)))
 		for _, b := range m.Blocks {
-			d = xxRound(d, b.Hash^uint64(b.Type))
+			d = mix(d, b.Hash^uint64(b.Type))
 		}
 	}
 	d |= 1 // never 0, which means "not over budget"
