@@ -128,8 +128,8 @@ type DepthBucket struct {
 // single-threaded and deterministic. The clairvoyant policy reads the whole
 // trace first (it needs the future); every other policy streams.
 func Run(ctx context.Context, src Source, cfg Config) (*Result, error) {
-	s := scratches.Get().(*runScratch)
-	defer scratches.Put(s)
+	s := scratches.get()
+	defer scratches.put(s)
 	return runWith(ctx, src, cfg, s)
 }
 

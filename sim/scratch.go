@@ -1,6 +1,9 @@
 package sim
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // runScratch is what a run grows that a later run can reuse: its tables and
 // numeric arrays, cleared, and its slabs of blocks and content stats,
@@ -36,7 +39,73 @@ type runScratch struct {
 }
 
 // scratches holds the scratch of finished runs; each run takes its own.
-var scratches = sync.Pool{New: func() any { return new(runScratch) }}
+var scratches scratchList
+
+// scratchList is a free list of scratches that lets go of one left unused
+// through two collections, as a sync.Pool does. It is not a sync.Pool because
+// a pool hands a goroutine what was put on the same P: a run that starts on
+// the other P (each benchmark count and each sweep worker is a goroutine
+// of its own) found nothing and grew a new scratch of ~5 MB, one run in ten
+// in BenchmarkRun.
+type scratchList struct {
+	mu    sync.Mutex
+	free  []idleScratch // last put on top
+	armed bool          // a collection will age free
+}
+
+type idleScratch struct {
+	s   *runScratch
+	gcs int // collections since it was put
+}
+
+func (l *scratchList) get() *runScratch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.free)
+	if n == 0 {
+		return new(runScratch)
+	}
+	s := l.free[n-1].s
+	l.free[n-1] = idleScratch{}
+	l.free = l.free[:n-1]
+	return s
+}
+
+func (l *scratchList) put(s *runScratch) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.free = append(l.free, idleScratch{s: s})
+	if !l.armed {
+		l.armed = true
+		l.arm()
+	}
+}
+
+// arm has age called after the next collection: the cleanup of an object
+// that nothing holds runs once a collection has found it unreachable.
+func (l *scratchList) arm() {
+	// 16 bytes, so not a tiny allocation, whose cleanup might never run.
+	runtime.AddCleanup(new([16]byte), func(l *scratchList) { l.age() }, l)
+}
+
+// age drops the scratches unused through two collections, and arms again
+// while any is left.
+func (l *scratchList) age() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.free[:0]
+	for _, f := range l.free {
+		if f.gcs++; f.gcs < 2 {
+			kept = append(kept, f)
+		}
+	}
+	clear(l.free[len(kept):])
+	l.free = kept
+	l.armed = len(kept) > 0
+	if l.armed {
+		l.arm()
+	}
+}
 
 // reclaim takes back, reset, what the run of e and r (nil if the run
 // failed before it started) took from s and grew: no block, event or

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
@@ -137,4 +140,57 @@ func leftover(v reflect.Value, path string) string {
 		}
 	}
 	return ""
+}
+
+// A run takes the scratch a run on another goroutine gave back: each
+// benchmark count and each sweep worker is a goroutine of its own, and a
+// sync.Pool, which hands out what was put on the same P, grew a new one.
+func TestScratchListAcrossGoroutines(t *testing.T) {
+	var l scratchList
+	s := l.get()
+	done := make(chan struct{})
+	go func() {
+		l.put(s)
+		close(done)
+	}()
+	<-done
+	if got := l.get(); got != s {
+		t.Fatal("get after a put on another goroutine grew a new scratch")
+	}
+	if got := l.get(); got == s {
+		t.Fatal("a scratch was handed out twice")
+	}
+}
+
+// A scratch left unused through two collections is let go, one used since
+// is kept; the list stops arming when it is empty.
+func TestScratchListAge(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	a, b := new(runScratch), new(runScratch)
+	l := scratchList{free: []idleScratch{{s: a, gcs: 1}, {s: b}}, armed: true}
+	l.age()
+	if len(l.free) != 1 || l.free[0].s != b || l.free[0].gcs != 1 || !l.armed {
+		t.Fatalf("after one collection: %+v armed %v; want b kept, a dropped", l.free, l.armed)
+	}
+	l.age()
+	if len(l.free) != 0 || l.armed {
+		t.Fatalf("after two collections: %+v armed %v; want none, disarmed", l.free, l.armed)
+	}
+}
+
+// The collections themselves age the list: an idle scratch goes.
+func TestScratchListDropsIdle(t *testing.T) {
+	var l scratchList
+	l.put(new(runScratch))
+	for range 500 {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // cleanups run on their own goroutine
+		l.mu.Lock()
+		n := len(l.free)
+		l.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("a scratch unused through 500 collections is still held")
 }
