@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 )
 
 // CacheKind is a provider prompt-cache model.
@@ -43,6 +42,10 @@ type cacheUse struct {
 	Read    int
 	Write5m int
 	Write1h int
+	// whole is how many of the request's first blocks the read covers
+	// whole, where the model knows (0 where not): prefixView.after
+	// searches from there.
+	whole int
 }
 
 // prefixView is one request seen by a cache model: per block, the hash of the
@@ -114,14 +117,12 @@ func (v *prefixView) written(i int) int {
 }
 
 // after is the index of the first block whose running total exceeds t, or
-// the number of blocks.
-func (v *prefixView) after(t int) int {
-	if v.valid > 0 && v.cum[v.valid-1] > t {
-		return sort.SearchInts(v.cum[:v.valid], t+1)
-	}
-	for v.valid < len(v.cum) {
-		if v.tokensThrough(v.valid) > t {
-			return v.valid - 1
+// the number of blocks, none of the first from doing so: a cache model
+// that reads whole blocks says which (most often the answer itself).
+func (v *prefixView) after(t, from int) int {
+	for i := from; i < len(v.cum); i++ {
+		if v.tokensThrough(i) > t {
+			return i
 		}
 	}
 	return len(v.cum)
@@ -218,8 +219,9 @@ func (t *antEntries) find(key uint64) *antEntry {
 	}
 }
 
-// put sets the entry of key.
-func (t *antEntries) put(key uint64, expires, ttl float64) {
+// put sets the entry of key, unless it is live at now: then its TTL (its
+// own) is refreshed from now. (A write looks the key up once, not twice.)
+func (t *antEntries) put(key uint64, now, expires, ttl float64) {
 	if 2*(t.n+1) > len(t.slots) {
 		t.resize(max(64, 2*len(t.slots)), math.Inf(-1))
 	}
@@ -230,6 +232,9 @@ func (t *antEntries) put(key uint64, expires, ttl float64) {
 			t.n++
 		} else if e.key != key {
 			continue
+		} else if e.expires >= now {
+			e.expires = now + e.ttl
+			return
 		}
 		*e = antEntry{key: key, expires: expires, ttl: ttl}
 		t.seen[key>>6%uint64(len(t.seen))] |= 1 << (key & 63)
@@ -250,7 +255,7 @@ func (t *antEntries) resize(size int, now float64) {
 	t.n = 0
 	for _, e := range old {
 		if e.ttl != 0 && e.expires >= now {
-			t.put(e.key, e.expires, e.ttl)
+			t.put(e.key, math.Inf(1), e.expires, e.ttl) // each key once
 		}
 	}
 	t.spare = old
@@ -313,7 +318,7 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 	}
 	var use cacheUse
 	if hit >= 0 {
-		use.Read = v.cum[hit]
+		use.Read, use.whole = v.cum[hit], hit+1
 	}
 	// Writes: every breakpoint after the hit whose prefix reaches the minimum.
 	b1h, last := hit, hit
@@ -322,12 +327,7 @@ func (c *anthropicCache) serve(v *prefixView, now float64) cacheUse {
 			continue
 		}
 		ttl := ttlSeconds(m.TTL)
-		key := chains[m.Index]
-		if e := c.entries.find(key); e != nil && e.expires >= now {
-			e.expires = now + e.ttl
-		} else {
-			c.entries.put(key, now+ttl, ttl)
-		}
+		c.entries.put(chains[m.Index], now, now+ttl, ttl)
 		if m.TTL == "1h" && m.Index > b1h {
 			b1h = m.Index
 		}

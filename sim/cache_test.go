@@ -100,7 +100,7 @@ func TestAnthropicCache(t *testing.T) {
 			t.Fatalf("first: %+v, want 2000 written", got)
 		}
 		got = c.serve(view(seq(1, 15), repeat(200, 15), last(15)), 10)
-		if got != (cacheUse{Read: 2000, Write5m: 1000}) {
+		if got != (cacheUse{Read: 2000, Write5m: 1000, whole: 10}) {
 			t.Fatalf("second: %+v, want 2000 read and the 5 new blocks written", got)
 		}
 	})
@@ -179,7 +179,7 @@ func TestAnthropicCache(t *testing.T) {
 		}
 		changed := seq(1, 12)
 		changed[2] = 999
-		if got := c.serve(view(changed, repeat(100, 12), sys, last(12)), 480); got != (cacheUse{Read: 200, Write5m: 1000}) {
+		if got := c.serve(view(changed, repeat(100, 12), sys, last(12)), 480); got != (cacheUse{Read: 200, Write5m: 1000, whole: 2}) {
 			t.Fatalf("r3: %+v, want the system prefix (200) read and the rest (1000) written", got)
 		}
 	})
@@ -420,7 +420,12 @@ func TestAnthropicCacheMatchesReference(t *testing.T) {
 				now += rng.Float64() * 30
 			}
 			before := fast.entries.n
-			a, b := fast.serve(view(ids, toks, marks...), now), ref.serve(view(ids, toks, marks...), now)
+			v := view(ids, toks, marks...)
+			a, b := fast.serve(v, now), ref.serve(view(ids, toks, marks...), now)
+			if a.whole > 0 && v.tokensThrough(a.whole-1) > a.Read {
+				t.Fatalf("trial %d request %d: %d blocks read whole hold more than the %d tokens read", trial, r, a.whole, a.Read)
+			}
+			a.whole = 0 // the reference does not say
 			if a != b {
 				t.Fatalf("trial %d request %d at %.0f s: %+v, reference %+v", trial, r, now, a, b)
 			}
@@ -469,8 +474,13 @@ func TestPrefixViewReadLazily(t *testing.T) {
 			}
 			for at := -1; at <= tot+1; at += 1 + rng.IntN(7) {
 				want := sort.SearchInts(cum, at+1)
-				if got := v.after(at); got != want {
+				if got := v.after(at, 0); got != want {
 					t.Errorf("valid %d, read through %d: after(%d) = %d, want %d", valid, i, at, got, want)
+				}
+				// From a block that cannot be the answer, as serve says.
+				from := sort.SearchInts(cum, at) // the first whose total reaches at
+				if got := v.after(at, from); got != want {
+					t.Errorf("valid %d, read through %d: after(%d) from %d = %d, want %d", valid, i, at, from, got, want)
 				}
 			}
 			if got := v.total(); got != tot {

@@ -30,7 +30,7 @@ func TestDepthBucketBoundaries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var m meter
 			m.init(&env{}, noCache{})
-			m.probe(&pendingProbe{probe: trace.Probe{Fact: "f", Text: "x"}, depth: tt.depth}, true)
+			m.probe(&pendingProbe{probe: &trace.Probe{Fact: "f", Text: "x"}, depth: tt.depth}, true)
 			got := m.depthBuckets()
 			if len(got) != 1 || got[0].UpTo != tt.upTo || got[0].Probes != 1 || got[0].Hits != 1 {
 				t.Fatalf("depth %d: buckets %+v, want one bucket up to %d", tt.depth, got, tt.upTo)

@@ -381,7 +381,7 @@ func (q eventQueue) sort() {
 }
 
 type pendingProbe struct {
-	probe trace.Probe
+	probe *trace.Probe // the event's: it lasts as long as the queued events do
 	depth int64
 	src   *contentStat // the probe's source, if its stat was found
 }
@@ -491,7 +491,7 @@ func (r *runner) apply(ev *trace.Event, due float64) {
 		if st != nil && st.entered {
 			depth = r.env.arrived - st.arrivedAt
 		}
-		r.pending = append(r.pending, pendingProbe{probe: *ev.Probe, depth: depth, src: st})
+		r.pending = append(r.pending, pendingProbe{probe: ev.Probe, depth: depth, src: st})
 		return
 	case trace.KindToolResult:
 		// The run keeps every tool result: copies, if any, come from a slab.
@@ -614,12 +614,13 @@ func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 		if p.src == nil {
 			p.src = r.env.content[p.probe.Source] // arrived since the probe
 		}
+		listing := r.env.factIdx[p.probe.Fact]
 		var found *Block
 		if measured {
-			found = r.m.present(req, &p.probe)
+			found = r.m.present(req, p.probe, listing)
 		} else {
 			for _, b := range req.Blocks {
-				if b.Has(&p.probe) {
+				if b.Has(p.probe) {
 					found = b
 					break
 				}
@@ -641,7 +642,7 @@ func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 				r.m.used(b)
 			}
 		}
-		for _, b := range r.env.factIdx[p.probe.Fact] {
+		for _, b := range listing {
 			r.m.used(b)
 		}
 	}
@@ -690,7 +691,7 @@ type meter struct {
 	lost                            map[lostFact]bool
 	memo                            map[string]int32 // fact text -> its index in memos
 	memos                           []factMemo
-	depth                           map[int]*DepthBucket
+	depth                           []DepthBucket // by bucket; UpTo 0 if none yet
 }
 
 func (m *meter) init(e *env, cm cacheModel) {
@@ -703,7 +704,6 @@ func (m *meter) init(e *env, cm cacheModel) {
 		m.lost = map[lostFact]bool{}
 		m.memo = map[string]int32{}
 	}
-	m.depth = map[int]*DepthBucket{}
 }
 
 // measure meters one request sent at time now and returns the tokens the
@@ -771,7 +771,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	// Waste: refetched content counts as refetch; other content is dead until
 	// a later probe uses it; what was sent before and missed the cache is
 	// re-prefill.
-	start := v.after(use.Read)
+	start := v.after(use.Read, use.whole)
 	read := use.Read - v.tokensThrough(start-1) // of the first block
 	// A tracked request's blocks from its kept messages on (or from past the
 	// read point) are listed, see add.
@@ -1028,9 +1028,10 @@ type factMemo struct {
 }
 
 // present returns a block of the measured request that holds the probe's
-// fact (a block listing it, or its text verbatim in one block), or nil.
-func (m *meter) present(req *Request, p *trace.Probe) *Block {
-	for _, b := range m.env.factIdx[p.Fact] {
+// fact (a block listing it, or its text verbatim in one block), or nil;
+// listing is the fact's blocks in the fact index.
+func (m *meter) present(req *Request, p *trace.Probe, listing []*Block) *Block {
+	for _, b := range listing {
 		if b.since >= 0 {
 			return b
 		}
@@ -1556,11 +1557,11 @@ func (m *meter) probe(p *pendingProbe, hit bool) {
 		if p.depth > 0 {
 			k = bits.Len64(uint64(p.depth-1) / 1024)
 		}
-		b, ok := m.depth[k]
-		if !ok {
-			b = &DepthBucket{UpTo: 1024 << k}
-			m.depth[k] = b
+		for len(m.depth) <= k {
+			m.depth = append(m.depth, DepthBucket{})
 		}
+		b := &m.depth[k]
+		b.UpTo = 1024 << k
 		b.Probes++
 		if hit {
 			b.Hits++
@@ -1583,9 +1584,10 @@ func (m *meter) deadByRegion() []RegionTokens {
 func (m *meter) depthBuckets() []DepthBucket {
 	out := make([]DepthBucket, 0, len(m.depth))
 	for _, b := range m.depth {
-		out = append(out, *b)
+		if b.UpTo > 0 {
+			out = append(out, b)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].UpTo < out[j].UpTo })
 	return out
 }
 
