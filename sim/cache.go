@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 )
 
 // CacheKind is a provider prompt-cache model.
@@ -120,6 +121,11 @@ func (v *prefixView) written(i int) int {
 // the number of blocks, none of the first from doing so: a cache model
 // that reads whole blocks says which (most often the answer itself).
 func (v *prefixView) after(t, from int) int {
+	if from == 0 && v.valid > 0 && v.cum[v.valid-1] > t {
+		// A model that does not say (the automatic ones): they compute
+		// every running total, so a search beats a walk from the start.
+		return sort.SearchInts(v.cum[:v.valid], t+1)
+	}
 	for i := from; i < len(v.cum); i++ {
 		if v.tokensThrough(i) > t {
 			return i

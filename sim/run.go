@@ -16,7 +16,10 @@ import (
 	"github.com/ctxsim/ctxsim/sim/trace"
 )
 
-// Source is a stream of trace events; *trace.Reader satisfies it.
+// Source is a stream of trace events; *trace.Reader satisfies it. Event may
+// return the same Event at every Scan (as a Reader does), but what an
+// event's fields refer to (texts, calls, facts, its probe) must not change
+// during the run: the run keeps them.
 type Source interface {
 	Header() (trace.Header, error)
 	Scan() bool
