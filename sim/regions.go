@@ -443,10 +443,15 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		// The engine copies the calls it keeps, so one slice serves every turn.
-		calls := slices.Grow(p.turn[:0], len(ev.ToolCalls))[:len(ev.ToolCalls)]
-		p.turn = calls
-		for i, c := range ev.ToolCalls {
-			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
+		if cap(p.turn) < len(ev.ToolCalls) {
+			p.turn = make([]engine.ToolCall, len(ev.ToolCalls))
+		}
+		calls := p.turn[:len(ev.ToolCalls)]
+		for i := range ev.ToolCalls {
+			// Field by field: a copy of the trace's call, then of a whole
+			// engine call, took two temporaries.
+			c, d := &ev.ToolCalls[i], &calls[i]
+			d.ID, d.Name, d.Args = c.ID, c.Name, c.Args
 			// A call is entered by its result, or here if it is re-issued:
 			// a call with neither converts as one not entered.
 			if p.env.refetching {
@@ -560,7 +565,8 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// What the chunk held before it grew was sent already (re-prefill
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
-		if old := rs.chunk; old != nil && old.sent && extendsText(old.Text, text) {
+		// (rs.chunk's text is the one counted before.)
+		if old := rs.chunk; old != nil && old.sent && (rs.grown.grew || extendsText(old.Text, text)) {
 			b.prior = min(sharedTokens(p.env.tok, oldSize, old.Tokens), b.Tokens)
 		}
 		rs.chunk = b
