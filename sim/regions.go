@@ -673,11 +673,9 @@ func (p *regionPolicy) request() *Request {
 	head := p.sys
 	if ns == prevSys {
 		head = p.prev[:ns+sameSys] // the last request led with the same trace's system blocks
+		p.req.same = ns + sameSys  // the meter need not compare them
 	}
-	p.req.Blocks = appendKept((*a)[start:start], head...)
-	if ns == prevSys {
-		p.req.same = ns + sameSys // the meter need not compare them
-	}
+	p.req.Blocks = keep((*a)[start:start+len(head)], head)
 	w := cursor{k: prevSys + sameSys, base: ns, prevBase: prevSys}
 	for i := sameSys; i < len(er.System); i++ {
 		p.add(&w, &er.System[i])
@@ -690,8 +688,8 @@ func (p *regionPolicy) request() *Request {
 		}
 	}
 	msgStart := len(p.req.Blocks)
-	p.req.Blocks = p.req.Blocks[:msgStart+inPlace]
-	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks]...)
+	p.req.Blocks = p.req.Blocks[:msgStart+sameBlocks]
+	keep(p.req.Blocks[msgStart+inPlace:], p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks])
 	if ns == prevSys {
 		// The blocks that may have left are those marked above.
 		p.req.gone = [2]span{{prevSys + sameSys, prevMsgs + dropBlocks}, {prevMsgs + dropBlocks + sameBlocks, len(p.prev)}}
@@ -771,11 +769,8 @@ func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
 	n := len(p.req.Blocks)
 	b.pos = n - w.base
 	b.used = p.nreq
-	// appendKept of one block, which most requests add a few of.
-	if n == cap(p.req.Blocks) {
-		p.req.Blocks = append(p.req.Blocks, b)
-		return
-	}
+	// keep of one block, which most requests add a few of (the layout
+	// left room for it).
 	p.req.Blocks = p.req.Blocks[:n+1]
 	if p.req.Blocks[n] != b {
 		p.req.Blocks[n] = b
@@ -833,23 +828,19 @@ func (p *regionPolicy) forget() {
 	}
 }
 
-// appendKept is append(blocks, add...) for blocks built in the array of the
-// request before last, which mostly holds the same blocks at the same places
-// (see regionPolicy.lead): writing only those that differ spares the write
-// barriers of a copy (while the GC marks, each pointer copied is shaded twice).
-func appendKept(blocks []*Block, add ...*Block) []*Block {
-	n := len(blocks)
-	if cap(blocks)-n < len(add) {
-		return append(blocks, add...)
-	}
-	blocks = blocks[:n+len(add)]
-	dst := blocks[n:][:len(add)]
-	for i, b := range add {
+// keep copies src to dst, which the layout made as long, in the array of
+// the request before last: it mostly holds the same blocks at the same
+// places (see regionPolicy.lead), and writing only those that differ
+// spares the write barriers of a copy (while the GC marks, each pointer
+// copied is shaded twice). The layout leaves room for every block of a
+// request, so no append is needed (whose growing was code of its own).
+func keep(dst, src []*Block) []*Block {
+	for i, b := range src {
 		if dst[i] != b {
 			dst[i] = b
 		}
 	}
-	return blocks
+	return dst
 }
 
 // The trigrams across a pointer's preview, one run of filler, and what ends
