@@ -111,7 +111,12 @@ func TestGrownCountChunks(t *testing.T) {
 // signature and written-out size against counting it whole.
 func checkGrownCount(t *testing.T, g *grownCount, tok Tokenizer, text string, trial, step int) {
 	t.Helper()
+	old := g.text
 	got, sig, ok := g.count(tok, text)
+	// The region policy reads grew as extendsText's answer when it is set.
+	if grew := len(old) > 0 && len(text) > len(old) && text[:len(old)] == old; g.grew != grew || grew && !extendsText(old, text) {
+		t.Fatalf("trial %d step %d: grew %v, want %v, text %q after %q", trial, step, g.grew, grew, text, old)
+	}
 	want, wantSig, wantOK := countSigned(tok, text)
 	if got != want || sig != wantSig || ok != wantOK {
 		t.Fatalf("trial %d step %d: grown count %d, %v, countSigned %d, %v, text %q", trial, step, got, ok, want, wantOK, text)

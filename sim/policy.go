@@ -692,6 +692,7 @@ type grownCount struct {
 	beforeLast int    // tokens of text[:last]
 	open       bool   // the last segment is a run of filler reaching the end
 	signed     bool   // s.sig is the text's signature
+	grew       bool   // text is the text counted before, and more bytes
 	s          signer // its plain bytes and size are those of text[:last]
 	// The first segment of the last text counted from its start, a new
 	// chunk's heading (the same in most), and its trigrams.
@@ -711,6 +712,7 @@ func (g *grownCount) count(tok Tokenizer, text string) (n int, sig gramSig, ok b
 	old := g.text
 	extends := len(old) > 0 && len(text) >= len(old) &&
 		(unsafe.StringData(text) == unsafe.StringData(old) || text[:len(old)] == old)
+	g.grew = extends && len(text) > len(old)
 	switch {
 	case !extends:
 		g.s = signer{}
@@ -737,7 +739,7 @@ func (g *grownCount) count(tok Tokenizer, text string) (n int, sig gramSig, ok b
 // resume counts and signs text from offset from, where before tokens
 // precede it.
 func (g *grownCount) resume(tok Tokenizer, text string, from, before int) int {
-	if bp, ok := tok.(bytesPer); ok && g.s.plain+len(text)-from <= sigMaxBytes && literalRun(text, from) == len(text) {
+	if bp, ok := tok.(bytesPer); ok && g.s.plain+len(text)-from <= sigMaxBytes {
 		if n, ok := g.resumeEncoded(bp, text, from, before); ok {
 			return n
 		}
@@ -757,8 +759,10 @@ func (g *grownCount) resume(tok Tokenizer, text string, from, before int) int {
 // elided content (a few lines between encoded runs), which countSegments
 // took some hundred instructions a segment for. One pass over the bytes
 // finds the runs and adds the trigrams: those of the text written out are
-// those of each run taken as "~~~". It reports false, having done nothing,
-// if text starts with less than two bytes before a run.
+// those of each run taken as "~~~". It reports false, having done nothing
+// but keep a heading, if text starts with less than two bytes before a run
+// or text[from:] holds a run written out (found in the same pass: a search
+// for one before cost a call per chunk).
 func (g *grownCount) resumeEncoded(bp bytesPer, text string, from, before int) (int, bool) {
 	const f = engine.FillerByte
 	var w gramSig                // the trigrams from text[from:] on
@@ -766,7 +770,7 @@ func (g *grownCount) resumeEncoded(bp bytesPer, text string, from, before int) (
 	if from == 0 {
 		if h := g.head; len(h) >= 2 && strings.HasPrefix(text, h) {
 			i, x, w = len(h), uint32(h[len(h)-2])<<8|uint32(h[len(h)-1]), g.headSig
-		} else if len(text) < 2 || text[0] == 0xFF || text[1] == 0xFF {
+		} else if len(text) < 2 || text[0]|0x81 == 0xFF || text[1]|0x81 == 0xFF { // or '~'
 			return 0, false
 		} else {
 			i, x = 2, uint32(text[0])<<8|uint32(text[1])
@@ -777,7 +781,8 @@ func (g *grownCount) resumeEncoded(bp bytesPer, text string, from, before int) (
 	for {
 		// The plain bytes up to the next 0xFF, in a loop of their own:
 		// with nothing else live in it, it keeps its registers.
-		for i < len(text) && text[i] != 0xFF {
+		// Bytes 0x7E ('~'), 0x7F, 0xFE and 0xFF leave it.
+		for i < len(text) && text[i]|0x81 != 0xFF {
 			x = x<<8 | uint32(text[i])
 			p := (x & 0xFFFFFF) * gramMul
 			w[p>>30] |= 1 << (p >> 24 & 63)
@@ -787,12 +792,16 @@ func (g *grownCount) resumeEncoded(bp bytesPer, text string, from, before int) (
 			break
 		}
 		k, m := engine.FillerAt(text[i:])
-		if m == 0 { // a byte as any
-			x = x<<8 | 0xFF
+		if m == 0 { // a byte as any, unless it starts a run written out
+			c := text[i]
+			if c == fillerByte[0] && strings.HasPrefix(text[i:], fillerMark) {
+				return 0, false
+			}
+			x = x<<8 | uint32(c)
 			p := (x & 0xFFFFFF) * gramMul
 			w[p>>30] |= 1 << (p >> 24 & 63)
 			i++
-			stray = true
+			stray = stray || c == 0xFF
 			continue
 		}
 		if pos == 0 && !stray {

@@ -105,7 +105,11 @@ type callInfo struct {
 // the very string observe had), the others through the index.
 type callTable struct {
 	infos []callInfo
-	index map[string]int // id -> its index in infos
+	// id -> 1 + its index in infos (0: absent), read without the ok
+	// result: that is the map access env.stat makes for each tool result
+	// just before, whereas the one with it is code of its own (some 8 I1
+	// misses per inference, off the path now).
+	index map[string]int
 }
 
 // init sizes the table for n calls.
@@ -119,8 +123,8 @@ func (t *callTable) find(id string) *callInfo {
 	if n := len(t.infos); n > 0 && t.infos[n-1].id == id {
 		return &t.infos[n-1]
 	}
-	if i, ok := t.index[id]; ok {
-		return &t.infos[i]
+	if i := t.index[id]; i > 0 {
+		return &t.infos[i-1]
 	}
 	return nil
 }
@@ -134,7 +138,7 @@ func (t *callTable) add(id string) *callInfo {
 	if t.index == nil {
 		t.index = map[string]int{}
 	}
-	t.index[id] = len(t.infos)
+	t.index[id] = len(t.infos) + 1
 	t.infos = append(t.infos, callInfo{id: id})
 	return &t.infos[len(t.infos)-1]
 }
@@ -439,10 +443,15 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 			return
 		}
 		// The engine copies the calls it keeps, so one slice serves every turn.
-		calls := slices.Grow(p.turn[:0], len(ev.ToolCalls))[:len(ev.ToolCalls)]
-		p.turn = calls
-		for i, c := range ev.ToolCalls {
-			calls[i] = engine.ToolCall{ID: c.ID, Name: c.Name, Args: c.Args}
+		if cap(p.turn) < len(ev.ToolCalls) {
+			p.turn = make([]engine.ToolCall, len(ev.ToolCalls))
+		}
+		calls := p.turn[:len(ev.ToolCalls)]
+		for i := range ev.ToolCalls {
+			// Field by field: a copy of the trace's call, then of a whole
+			// engine call, took two temporaries.
+			c, d := &ev.ToolCalls[i], &calls[i]
+			d.ID, d.Name, d.Args = c.ID, c.Name, c.Args
 			// A call is entered by its result, or here if it is re-issued:
 			// a call with neither converts as one not entered.
 			if p.env.refetching {
@@ -556,7 +565,8 @@ func (p *regionPolicy) convert(eb *engine.Block, key uint64) *Block {
 		// What the chunk held before it grew was sent already (re-prefill
 		// counts it when the cache misses it): its tokens wholly before the
 		// seam, as prefix stability counts them.
-		if old := rs.chunk; old != nil && old.sent && extendsText(old.Text, text) {
+		// (rs.chunk's text is the one counted before.)
+		if old := rs.chunk; old != nil && old.sent && (rs.grown.grew || extendsText(old.Text, text)) {
 			b.prior = min(sharedTokens(p.env.tok, oldSize, old.Tokens), b.Tokens)
 		}
 		rs.chunk = b
@@ -663,11 +673,9 @@ func (p *regionPolicy) request() *Request {
 	head := p.sys
 	if ns == prevSys {
 		head = p.prev[:ns+sameSys] // the last request led with the same trace's system blocks
+		p.req.same = ns + sameSys  // the meter need not compare them
 	}
-	p.req.Blocks = appendKept((*a)[start:start], head...)
-	if ns == prevSys {
-		p.req.same = ns + sameSys // the meter need not compare them
-	}
+	p.req.Blocks = keep((*a)[start:start+len(head)], head)
 	w := cursor{k: prevSys + sameSys, base: ns, prevBase: prevSys}
 	for i := sameSys; i < len(er.System); i++ {
 		p.add(&w, &er.System[i])
@@ -680,8 +688,8 @@ func (p *regionPolicy) request() *Request {
 		}
 	}
 	msgStart := len(p.req.Blocks)
-	p.req.Blocks = p.req.Blocks[:msgStart+inPlace]
-	p.req.Blocks = appendKept(p.req.Blocks, p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks]...)
+	p.req.Blocks = p.req.Blocks[:msgStart+sameBlocks]
+	keep(p.req.Blocks[msgStart+inPlace:], p.prev[prevMsgs+dropBlocks+inPlace:prevMsgs+dropBlocks+sameBlocks])
 	if ns == prevSys {
 		// The blocks that may have left are those marked above.
 		p.req.gone = [2]span{{prevSys + sameSys, prevMsgs + dropBlocks}, {prevMsgs + dropBlocks + sameBlocks, len(p.prev)}}
@@ -761,11 +769,8 @@ func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
 	n := len(p.req.Blocks)
 	b.pos = n - w.base
 	b.used = p.nreq
-	// appendKept of one block, which most requests add a few of.
-	if n == cap(p.req.Blocks) {
-		p.req.Blocks = append(p.req.Blocks, b)
-		return
-	}
+	// keep of one block, which most requests add a few of (the layout
+	// left room for it).
 	p.req.Blocks = p.req.Blocks[:n+1]
 	if p.req.Blocks[n] != b {
 		p.req.Blocks[n] = b
@@ -823,23 +828,19 @@ func (p *regionPolicy) forget() {
 	}
 }
 
-// appendKept is append(blocks, add...) for blocks built in the array of the
-// request before last, which mostly holds the same blocks at the same places
-// (see regionPolicy.lead): writing only those that differ spares the write
-// barriers of a copy (while the GC marks, each pointer copied is shaded twice).
-func appendKept(blocks []*Block, add ...*Block) []*Block {
-	n := len(blocks)
-	if cap(blocks)-n < len(add) {
-		return append(blocks, add...)
-	}
-	blocks = blocks[:n+len(add)]
-	dst := blocks[n:][:len(add)]
-	for i, b := range add {
+// keep copies src to dst, which the layout made as long, in the array of
+// the request before last: it mostly holds the same blocks at the same
+// places (see regionPolicy.lead), and writing only those that differ
+// spares the write barriers of a copy (while the GC marks, each pointer
+// copied is shaded twice). The layout leaves room for every block of a
+// request, so no append is needed (whose growing was code of its own).
+func keep(dst, src []*Block) []*Block {
+	for i, b := range src {
 		if dst[i] != b {
 			dst[i] = b
 		}
 	}
-	return blocks
+	return dst
 }
 
 // The trigrams across a pointer's preview, one run of filler, and what ends

@@ -385,7 +385,7 @@ func TestRegionToolCallBlocks(t *testing.T) {
 	calls := func(ids ...string) []trace.ToolCall {
 		var cs []trace.ToolCall
 		for _, id := range ids {
-			cs = append(cs, trace.ToolCall{ID: id, Name: "grep"})
+			cs = append(cs, trace.ToolCall{ID: id, Name: "grep", Args: json.RawMessage(`{"q":"` + id + `"}`)})
 		}
 		return cs
 	}
@@ -405,6 +405,10 @@ func TestRegionToolCallBlocks(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s:%v", b.ID, b.Refetched))
 		case strings.HasPrefix(b.Text, toolUseHead):
 			got = append(got, fmt.Sprintf("%.17s:%v", b.Text, b.Refetched))
+			// The engine got each call whole.
+			if id := b.Text[len(toolUseHead)+1 : len(toolUseHead)+3]; b.Text != toolUseText(id, "grep", []byte(`{"q":"`+id+`"}`)) {
+				t.Errorf("tool call block %q", b.Text)
+			}
 		}
 	}
 	want := `<tool_use id="c1":false <tool_use id="c2":false r2:false r1:false <tool_use id="c3":true r3:true`
