@@ -844,45 +844,24 @@ func sameMessages(prev, next []Message, from int) int {
 }
 
 // appendBlocks is append(dst, src...) for a dst whose spare capacity holds
-// the request before last, mostly the same blocks: a block whose strings
-// its slot holds already gets only its other fields written, since copying
-// it whole costs a write barrier per string while the GC marks. The first
-// same slots hold their blocks already, as the request before last had them
-// (finishSystem sees to the fields it sets).
+// the request before last: its first same slots hold their blocks already,
+// as the request before last had them (finishSystem sees to the fields it
+// sets), and are left as they are.
 func appendBlocks(dst, src []Block, same int) []Block {
 	n := len(dst)
 	if cap(dst)-n < len(src) {
 		return append(dst, src...)
 	}
 	dst = dst[:n+len(src)]
-	for i := same; i < len(src); i++ {
-		d, s := &dst[n+i], &src[i]
-		if d.Text != s.Text || d.Region != s.Region || d.ToolCallID != s.ToolCallID || d.ToolName != s.ToolName || d.Args != nil || s.Args != nil {
-			*d = *s
-			continue
-		}
-		d.Tokens, d.Hash = s.Tokens, s.Hash
-		d.Role, d.Type, d.Cache, d.Volatility, d.Breakpoint, d.IsError = s.Role, s.Type, s.Cache, s.Volatility, s.Breakpoint, s.IsError
-	}
+	copy(dst[n+same:], src[same:])
 	return dst
 }
 
-// appendMessages is appendBlocks for messages.
+// appendMessages is append: a request copies only the messages after those
+// the request before last left as they are, a few, so copying each whole
+// costs less than comparing it with its slot first.
 func appendMessages(dst, src []Message) []Message {
-	n := len(dst)
-	if cap(dst)-n < len(src) {
-		return append(dst, src...)
-	}
-	dst = dst[:n+len(src)]
-	for i := range src {
-		d, s := &dst[n+i], &src[i]
-		if cap(d.Blocks) == 0 || len(d.Blocks) != len(s.Blocks) || cap(d.Blocks) != cap(s.Blocks) || &d.Blocks[:1][0] != &s.Blocks[:1][0] {
-			*d = *s
-			continue
-		}
-		d.Role, d.Breakpoint = s.Role, s.Breakpoint
-	}
-	return dst
+	return append(dst, src...)
 }
 
 // watchStable counts changes to blocks of regions declared stable (compared
