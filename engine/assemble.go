@@ -184,8 +184,11 @@ type rendered struct {
 	bodyAt int    // where the entries start in the one block's text; 0: not that shape
 	hash   hasher // XXH64 state after text
 	// Grows regions: the last chunk is text from at on (text is a slab
-	// that holds the chunks one after another), hashed up to hashed bytes
-	// of it, with headTokens for its heading and tailSum for its entries.
+	// that holds the chunks one after another), hashed bytes long, with
+	// headTokens for its heading and tailSum for its entries. A chunk's
+	// text is hashed whole (hashText), not streamed: it is short, and a
+	// second XXH64 code path (the Digest's) would be code fetched for every
+	// request.
 	at, hashed, headTokens, tailSum int
 	cont                            string // the heading of every chunk but the first
 	// Sliding windows: the first entry of each message in msgs, and what
@@ -1422,12 +1425,11 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			}
 			rd.tailSum = sum
 			text := rd.text.String()[rd.at:]
-			rd.hash.WriteString(text[rd.hashed:])
 			rd.hashed = len(text)
 			rd.blocks[keep] = Block{
 				Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 				Tokens: rd.headTokens + rd.tailSum, Cache: hint, Volatility: r.def.Volatility,
-				Hash: rd.hash.Sum(),
+				Hash: hashText(text),
 			}
 		}
 		keep++
@@ -1470,8 +1472,6 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			rd.text.WriteString(r.entries[i].content)
 		}
 		text := rd.text.String()[rd.at:]
-		rd.hash = newHasher()
-		rd.hash.WriteString(text)
 		rd.hashed = len(text)
 		headLen := len(text)
 		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
@@ -1481,7 +1481,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		blocks = append(blocks, Block{
 			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 			Tokens: rd.headTokens + sum, Cache: hint, Volatility: r.def.Volatility,
-			Hash: rd.hash.Sum(),
+			Hash: hashText(text),
 		})
 		starts = append(starts, start)
 		start = end
@@ -1562,8 +1562,6 @@ func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) 
 			b.WriteString(r.entries[i].content)
 		}
 		text := b.String()
-		hh := newHasher()
-		hh.WriteString(text)
 		headLen := len(text) // the heading's first line, as renderChunked counts it
 		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
 			headLen = nl + 1
@@ -1571,7 +1569,7 @@ func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) 
 		blocks = append(blocks, Block{
 			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 			Tokens: c.counter.Count(text[:headLen]) + sum, Cache: hint, Volatility: r.def.Volatility,
-			Hash: hh.Sum(),
+			Hash: hashText(text),
 		})
 		starts = append(starts, from)
 		from = end
