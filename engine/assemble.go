@@ -184,13 +184,13 @@ type rendered struct {
 	bodyAt int    // where the entries start in the one block's text; 0: not that shape
 	hash   hasher // XXH64 state after text
 	// Grows regions: the last chunk is text from at on (text is a slab
-	// that holds the chunks one after another), hashed bytes long, with
-	// headTokens for its heading and tailSum for its entries. A chunk's
-	// text is hashed whole (hashText), not streamed: it is short, and a
-	// second XXH64 code path (the Digest's) would be code fetched for every
-	// request.
-	at, hashed, headTokens, tailSum int
-	cont                            string // the heading of every chunk but the first
+	// that holds the chunks one after another), with headTokens for its
+	// heading and tailSum for its entries. A chunk's text is hashed whole
+	// (hashText), not streamed: it is short (under CacheChunkTokens before
+	// an append; elided content is encoded), and a second XXH64 code path
+	// (the Digest's) would be code fetched for every request.
+	at, headTokens, tailSum int
+	cont                    string // the heading of every chunk but the first
 	// Sliding windows: the first entry of each message in msgs, and what
 	// finishMessages needs to know of msgs, kept as they are built; the
 	// leading messages the last render kept as they were.
@@ -1425,7 +1425,6 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			}
 			rd.tailSum = sum
 			text := rd.text.String()[rd.at:]
-			rd.hashed = len(text)
 			rd.blocks[keep] = Block{
 				Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 				Tokens: rd.headTokens + rd.tailSum, Cache: hint, Volatility: r.def.Volatility,
@@ -1472,7 +1471,6 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			rd.text.WriteString(r.entries[i].content)
 		}
 		text := rd.text.String()[rd.at:]
-		rd.hashed = len(text)
 		headLen := len(text)
 		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
 			headLen = nl + 1
