@@ -184,10 +184,13 @@ type rendered struct {
 	bodyAt int    // where the entries start in the one block's text; 0: not that shape
 	hash   hasher // XXH64 state after text
 	// Grows regions: the last chunk is text from at on (text is a slab
-	// that holds the chunks one after another), hashed up to hashed bytes
-	// of it, with headTokens for its heading and tailSum for its entries.
-	at, hashed, headTokens, tailSum int
-	cont                            string // the heading of every chunk but the first
+	// that holds the chunks one after another), with headTokens for its
+	// heading and tailSum for its entries. A chunk's text is hashed whole
+	// (hashText), not streamed: it is short (under CacheChunkTokens before
+	// an append; elided content is encoded), and a second XXH64 code path
+	// (the Digest's) would be code fetched for every request.
+	at, headTokens, tailSum int
+	cont                    string // the heading of every chunk but the first
 	// Sliding windows: the first entry of each message in msgs, and what
 	// finishMessages needs to know of msgs, kept as they are built; the
 	// leading messages the last render kept as they were.
@@ -844,45 +847,24 @@ func sameMessages(prev, next []Message, from int) int {
 }
 
 // appendBlocks is append(dst, src...) for a dst whose spare capacity holds
-// the request before last, mostly the same blocks: a block whose strings
-// its slot holds already gets only its other fields written, since copying
-// it whole costs a write barrier per string while the GC marks. The first
-// same slots hold their blocks already, as the request before last had them
-// (finishSystem sees to the fields it sets).
+// the request before last: its first same slots hold their blocks already,
+// as the request before last had them (finishSystem sees to the fields it
+// sets), and are left as they are.
 func appendBlocks(dst, src []Block, same int) []Block {
 	n := len(dst)
 	if cap(dst)-n < len(src) {
 		return append(dst, src...)
 	}
 	dst = dst[:n+len(src)]
-	for i := same; i < len(src); i++ {
-		d, s := &dst[n+i], &src[i]
-		if d.Text != s.Text || d.Region != s.Region || d.ToolCallID != s.ToolCallID || d.ToolName != s.ToolName || d.Args != nil || s.Args != nil {
-			*d = *s
-			continue
-		}
-		d.Tokens, d.Hash = s.Tokens, s.Hash
-		d.Role, d.Type, d.Cache, d.Volatility, d.Breakpoint, d.IsError = s.Role, s.Type, s.Cache, s.Volatility, s.Breakpoint, s.IsError
-	}
+	copy(dst[n+same:], src[same:])
 	return dst
 }
 
-// appendMessages is appendBlocks for messages.
+// appendMessages is append: a request copies only the messages after those
+// the request before last left as they are, a few, so copying each whole
+// costs less than comparing it with its slot first.
 func appendMessages(dst, src []Message) []Message {
-	n := len(dst)
-	if cap(dst)-n < len(src) {
-		return append(dst, src...)
-	}
-	dst = dst[:n+len(src)]
-	for i := range src {
-		d, s := &dst[n+i], &src[i]
-		if cap(d.Blocks) == 0 || len(d.Blocks) != len(s.Blocks) || cap(d.Blocks) != cap(s.Blocks) || &d.Blocks[:1][0] != &s.Blocks[:1][0] {
-			*d = *s
-			continue
-		}
-		d.Role, d.Breakpoint = s.Role, s.Breakpoint
-	}
-	return dst
+	return append(dst, src...)
 }
 
 // watchStable counts changes to blocks of regions declared stable (compared
@@ -1443,12 +1425,10 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			}
 			rd.tailSum = sum
 			text := rd.text.String()[rd.at:]
-			rd.hash.WriteString(text[rd.hashed:])
-			rd.hashed = len(text)
 			rd.blocks[keep] = Block{
 				Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 				Tokens: rd.headTokens + rd.tailSum, Cache: hint, Volatility: r.def.Volatility,
-				Hash: rd.hash.Sum(),
+				Hash: hashText(text),
 			}
 		}
 		keep++
@@ -1491,9 +1471,6 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 			rd.text.WriteString(r.entries[i].content)
 		}
 		text := rd.text.String()[rd.at:]
-		rd.hash = newHasher()
-		rd.hash.WriteString(text)
-		rd.hashed = len(text)
 		headLen := len(text)
 		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
 			headLen = nl + 1
@@ -1502,7 +1479,7 @@ func (c *Context) renderChunked(r *region, hint CacheHint, label bool, dirty int
 		blocks = append(blocks, Block{
 			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 			Tokens: rd.headTokens + sum, Cache: hint, Volatility: r.def.Volatility,
-			Hash: rd.hash.Sum(),
+			Hash: hashText(text),
 		})
 		starts = append(starts, start)
 		start = end
@@ -1583,8 +1560,6 @@ func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) 
 			b.WriteString(r.entries[i].content)
 		}
 		text := b.String()
-		hh := newHasher()
-		hh.WriteString(text)
 		headLen := len(text) // the heading's first line, as renderChunked counts it
 		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
 			headLen = nl + 1
@@ -1592,7 +1567,7 @@ func (c *Context) reuseShiftedChunks(r *region, hint CacheHint, head func(bool) 
 		blocks = append(blocks, Block{
 			Region: r.name, Role: RoleSystem, Type: BlockText, Text: text,
 			Tokens: c.counter.Count(text[:headLen]) + sum, Cache: hint, Volatility: r.def.Volatility,
-			Hash: hh.Sum(),
+			Hash: hashText(text),
 		})
 		starts = append(starts, from)
 		from = end

@@ -741,7 +741,10 @@ read_file = "code"
 			rd.text.WriteString("not a chunk")
 		case 9:
 			// Or a new slab, here as long as the old up to the open chunk's end.
-			n := rd.at + rd.hashed
+			n := rd.at
+			if k := len(rd.blocks); k > 0 {
+				n += len(rd.blocks[k-1].Text)
+			}
 			rd.text = strings.Builder{}
 			rd.text.Grow(chunkSlabBytes)
 			rd.text.WriteString(strings.Repeat("#", n))

@@ -8,8 +8,9 @@ import (
 
 // Content hashes are XXH64 (seed 0), from github.com/cespare/xxhash/v2:
 // deterministic across runs and machines, so golden files and cross-run
-// comparisons hold. The streaming form lets a region that only grew extend
-// its hash instead of rehashing.
+// comparisons hold. The streaming form lets a one-block region that only
+// grew extend its hash instead of rehashing (a grows region's chunks are
+// short, and hashed whole).
 
 // hasher is a streaming XXH64; Sum does not disturb the state, and a copy
 // of a hasher goes on from where the original was.
