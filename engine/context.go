@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -96,7 +97,7 @@ type Context struct {
 	total   int
 	events  []Event
 	drained []Event // the array the last Drain handed out
-	// The calls awaiting their result: the newest few in order, the rest
+	// The calls awaiting their result: the newest few listed, the rest
 	// by id (addCall).
 	pending []ToolCall
 	calls   map[string]ToolCall
@@ -403,10 +404,25 @@ func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 		copy(e.calls, calls)
 		for i := range e.calls {
 			tc := &e.calls[i]
-			t := c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
+			t := c.counter.Count(tc.Name)
+			if _, ok := c.counter.(BytesPerFour); ok && bytes.IndexByte(tc.Args, runMark) < 0 {
+				// JSON holds no run (runMark is not UTF-8): its TextLen
+				// is its length, and no string of it is needed.
+				t += (len(tc.Args) + 3) / 4
+			} else {
+				t += c.counter.Count(string(tc.Args))
+			}
 			e.tokens += t
 			e.callTok[i] = t
-			c.addCall(tc)
+		}
+		if n == 1 && len(c.pending) == 0 && len(c.calls) == 0 {
+			// A turn's one call, the last turn's answered (most turns):
+			// no call to replace, none to map.
+			c.pending = append(c.pending, e.calls[0])
+		} else {
+			for i := range e.calls {
+				c.addCall(&e.calls[i])
+			}
 		}
 	}
 	c.iter++
@@ -437,8 +453,12 @@ func (c *Context) addCall(tc *ToolCall) {
 func (c *Context) takeCall(id string) *ToolCall {
 	for i := len(c.pending) - 1; i >= 0; i-- {
 		if c.pending[i].ID == id {
-			c.call = c.pending[i]
-			c.pending = slices.Delete(c.pending, i, i+1)
+			// The newest takes its place: the list's order is not
+			// kept, which addCall needs only to pick a call to map.
+			last := len(c.pending) - 1
+			c.call, c.pending[i] = c.pending[i], c.pending[last]
+			c.pending[last] = ToolCall{}
+			c.pending = c.pending[:last]
 			return &c.call
 		}
 	}

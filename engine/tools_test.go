@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,6 +51,42 @@ func TestTruncateChars(t *testing.T) {
 			if got, want := truncateChars(s, n), walk(s, n); got != want {
 				t.Errorf("truncateChars(%q, %d) = %q, want %q", s, n, got, want)
 			}
+		}
+	}
+}
+
+// A call's tokens are its name's and its arguments' as the counter counts
+// them, arguments that hold a run (not JSON, but written) included.
+func TestAssistantCallTokens(t *testing.T) {
+	run := string(AppendFiller(nil, 400))
+	for _, args := range []string{`{"path":"a.go"}`, "", `{"x":"` + run + `"}`, "\xff\xff" + run, "\xff"} {
+		c := newCtx(t, "notes = { kind = \"temporary\", max_tokens = 5000 }\n", Options{})
+		before := c.Tokens()
+		if err := c.AddAssistant("", []ToolCall{{ID: "1", Name: "read_file", Args: json.RawMessage(args)}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.Tokens()-before, estimateTokens("read_file")+estimateTokens(args); got != want {
+			t.Errorf("args %q: %d tokens, want %d", args, got, want)
+		}
+	}
+}
+
+// A repeated call id replaces the call that awaits its result, whatever
+// turn made it: the result takes the newer call, a second result none.
+func TestRepeatedCallID(t *testing.T) {
+	c := newCtx(t, "notes = { kind = \"temporary\", max_tokens = 5000 }\n", Options{})
+	for _, calls := range [][]ToolCall{{{ID: "a", Name: "x"}}, {{ID: "a", Name: "y"}}, {{ID: "b", Name: "z"}, {ID: "b", Name: "w"}}} {
+		if err := c.AddAssistant("", calls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []string{"y", "", "w", ""} {
+		id := []string{"a", "a", "b", "b"}[i]
+		if _, err := c.AddToolResult(ToolResult{CallID: id, Content: "done"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.conv.entries[len(c.conv.entries)-1].tool; got != want {
+			t.Errorf("result %d for %q: tool %q, want %q", i, id, got, want)
 		}
 	}
 }
