@@ -34,7 +34,7 @@ func (c *Context) summarize(region string, entries []*entry, joined func() strin
 		if c.sumSc.madeText != s || n < 0 {
 			n = TextLen(s)
 		}
-		out = (n + 3) / 4
+		out = lenTokens(n)
 		c.sumSc.sumText, c.sumSc.sumSize = s, n
 	} else {
 		out = c.counter.Count(s)

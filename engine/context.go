@@ -408,7 +408,7 @@ func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 			if _, ok := c.counter.(BytesPerFour); ok && bytes.IndexByte(tc.Args, runMark) < 0 {
 				// JSON holds no run (runMark is not UTF-8): its TextLen
 				// is its length, and no string of it is needed.
-				t += (len(tc.Args) + 3) / 4
+				t += lenTokens(len(tc.Args))
 			} else {
 				t += c.counter.Count(string(tc.Args))
 			}

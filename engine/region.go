@@ -283,7 +283,7 @@ func (c *Context) newTextEntry(kind EntryKind, content string, size int, canon b
 	}
 	var tokens int
 	if _, ok := c.counter.(BytesPerFour); ok && size >= 0 {
-		tokens = (size + 3) / 4
+		tokens = lenTokens(size)
 	} else {
 		tokens = c.counter.Count(content)
 	}

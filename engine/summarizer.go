@@ -247,7 +247,7 @@ func (sc *sumScratch) newSumLine(line, nl string, hash uint64, rl runLen, first 
 		if int(l.cut) < len(line) {
 			n += len("…")
 		}
-		l.tokens = int32((n + 3) / 4)
+		l.tokens = int32(lenTokens(n))
 	case run && int(l.cut) < len(line):
 		c := line[0]
 		if enc {
@@ -280,7 +280,7 @@ func (sc *sumScratch) runSumLine(line string, hash uint64, n int, first bool) su
 		// The cut falls in the run: 400 bytes of it are kept, and "…".
 		l.cut, kept = 0, maxLineBytes+len("\n")+len("…")
 	}
-	l.tokens = int32((kept + 3) / 4)
+	l.tokens = int32(lenTokens(kept))
 	return l
 }
 

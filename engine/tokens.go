@@ -12,4 +12,7 @@ type BytesPerFour struct{}
 // Count implements TokenCounter.
 func (BytesPerFour) Count(text string) int { return estimateTokens(text) }
 
-func estimateTokens(s string) int { return (TextLen(s) + 3) / 4 }
+func estimateTokens(s string) int { return lenTokens(TextLen(s)) }
+
+// lenTokens is BytesPerFour's count of a text whose TextLen is n.
+func lenTokens(n int) int { return (n + 3) / 4 }
