@@ -188,8 +188,8 @@ func TestPropertyInvariants(t *testing.T) {
 }
 
 // onceSink fails a run whose requests list a block twice without the
-// policy's warning (Request.repeats), which lets the meter mark the blocks
-// a request's walk sees instead of counting each block's places.
+// policy's warning (Request.repeats), which lets the meter skip looking
+// for blocks that left in the unchanged prefix.
 type onceSink struct {
 	t    *testing.T
 	name string

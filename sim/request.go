@@ -503,7 +503,7 @@ type Request struct {
 	tracked  bool
 	// repeats is a policy's warning that it may list a block more than once
 	// (identical content shares one block); without it, each block is
-	// listed at most once. It is the same for all of a policy's requests.
+	// listed at most once.
 	repeats bool
 }
 

@@ -679,12 +679,13 @@ type meter struct {
 
 	listedTokens int64 // of the listed places, but refetched ones
 	walkAll      bool  // see Config.walkAll
-	// counts is set when the policy's requests may list a block more than
-	// once (Request.repeats, the same for all of a policy's requests): then
-	// Block.places counts a block's places in the last request, each walked
-	// block adding one and each that may have left taking one. Otherwise it
-	// is the last request whose walk saw the block, which costs less where
-	// a walk sees most blocks again (a flat policy's requests).
+	// counts is set from a policy's first tracked request on (see
+	// countPlaces): then Block.places counts a block's places in the last
+	// request, each walked block adding one and each that may have left
+	// taking one, so that a block that left need not be looked for among
+	// the kept ones. Before, it is the last request whose walk saw the
+	// block (0 once it left), which costs less where a walk sees most
+	// blocks again (a flat policy's requests).
 	counts bool
 
 	requests                        int
@@ -723,9 +724,6 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	n := len(blocks)
 	m.requests++
 	r := m.requests
-	if r == 1 {
-		m.counts = req.repeats
-	}
 	// The same blocks (by identity) as last time need no work; equal content
 	// (by hash) still counts as a common prefix.
 	lcpPtr := min(req.same, n, len(prev))
@@ -750,7 +748,10 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	// (see prefixView.prefixes): most requests read none past the change.
 	tn, tp, tl := n, len(prev), 0
 	tracked := req.tracked && !m.walkAll
-	if g := req.gone; tracked && m.counts && lcpPtr <= req.keptFrom && g[0].hi >= lcpPtr {
+	if tracked && !m.counts {
+		m.countPlaces()
+	}
+	if g := req.gone; tracked && lcpPtr <= req.keptFrom && g[0].hi >= lcpPtr {
 		tn, tp = req.keptFrom, g[0].hi
 		if tl = min(g[1].lo-tp, n-tn, len(prev)-tp); tl <= 0 {
 			tn, tp, tl = n, len(prev), 0
@@ -808,7 +809,11 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		m.rtot -= rleft
 		tot = m.tot - left + walked
 	} else {
-		m.closeGone(prev[lcpPtr:], r)
+		var prefix []*Block // where a block that left may still be
+		if req.repeats {
+			prefix = blocks[:lcpPtr]
+		}
+		m.closeGone(prev[lcpPtr:], prefix, r)
 		tot = v.tokensThrough(n - 1) // counted by walkHashed
 	}
 	m.tot = tot
@@ -1105,15 +1110,31 @@ func (m *meter) found(b *Block, p *trace.Probe, need *gramSig, memo *factMemo) b
 }
 
 // closeGone closes the blocks of left, listed in the last request, that the
-// current one (r), which lists each block once, no longer lists: those its
-// walk did not see (see walkHashed) and it does not list (see add).
-func (m *meter) closeGone(left []*Block, r int) {
+// current one (r) no longer lists: those its walk did not see (see
+// walkHashed) and it does not list (see add), unless listed in prefix, the
+// part of its unchanged prefix that may hold them (a policy whose request
+// repeats blocks may list one there too).
+func (m *meter) closeGone(left, prefix []*Block, r int) {
 	r32 := int32(r)
 	for _, b := range left {
-		if b.places != r32 && b.listed == 0 && b.since >= 0 {
+		if b.places != r32 && b.listed == 0 && b.since >= 0 && !slices.Contains(prefix, b) {
 			m.close(b, r)
+			b.places = 0 // see countPlaces
 		}
 	}
+}
+
+// countPlaces starts counting the blocks' places (see meter.counts) with
+// those of the last request. A block that left before has none: its mark
+// was cleared when it was closed.
+func (m *meter) countPlaces() {
+	for _, b := range m.prev {
+		b.places = 0
+	}
+	for _, b := range m.prev {
+		b.places++
+	}
+	m.counts = true
 }
 
 // closeCounted takes the places of the blocks of prev in gone, which may
