@@ -77,7 +77,7 @@ func BenchmarkMeter(b *testing.B) {
 				}
 				reset := func() {
 					for _, bl := range blocks {
-						bl.since, bl.seenAt, bl.pendingTokens, bl.pendingReprefill = -1, 0, 0, 0
+						bl.since, bl.places, bl.pendingTokens, bl.pendingReprefill = -1, 0, 0, 0
 						bl.taskTokens, bl.sent, bl.taskState, bl.sigState, bl.listed = 0, false, 0, 0, 0
 					}
 				}

@@ -50,7 +50,7 @@ type Block struct {
 	Tokens int
 	// Meter state, kept on the block so that a request is walked once.
 	since  int32 // first request of the block's current presence; -1 when absent
-	seenAt int32 // last request that listed the block after the common prefix
+	places int32 // the block's places in the request measured last, see meter.counts
 	// Refetched marks a tool result the simulated agent fetched again after
 	// its first copy had been evicted.
 	Refetched bool

@@ -679,6 +679,14 @@ type meter struct {
 
 	listedTokens int64 // of the listed places, but refetched ones
 	walkAll      bool  // see Config.walkAll
+	// counts is set from a policy's first tracked request on (see
+	// countPlaces): then Block.places counts a block's places in the last
+	// request, each walked block adding one and each that may have left
+	// taking one, so that a block that left need not be looked for among
+	// the kept ones. Before, it is the last request whose walk saw the
+	// block (0 once it left), which costs less where a walk sees most
+	// blocks again (a flat policy's requests).
+	counts bool
 
 	requests                        int
 	input, read, write, output      int64
@@ -740,6 +748,9 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	// (see prefixView.prefixes): most requests read none past the change.
 	tn, tp, tl := n, len(prev), 0
 	tracked := req.tracked && !m.walkAll
+	if tracked && !m.counts {
+		m.countPlaces()
+	}
 	if g := req.gone; tracked && lcpPtr <= req.keptFrom && g[0].hi >= lcpPtr {
 		tn, tp = req.keptFrom, g[0].hi
 		if tl = min(g[1].lo-tp, n-tn, len(prev)-tp); tl <= 0 {
@@ -748,7 +759,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	}
 	m.fresh = m.fresh[:0]
 	walked := 0 // the tokens of the blocks walked past carried ones
-	if tl > 0 {
+	if m.counts {
 		walked = m.walk(blocks, lcpPtr, tn) + m.walk(blocks, tn+tl, n)
 	} else {
 		// The refetched tokens of the blocks kept: the last request's but
@@ -783,31 +794,25 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		lz = min(n, max(start+1, req.keptFrom))
 	}
 	m.resendFrom(blocks, start, read, lz, lcpPtr, carry{tn, tn + tl, tp - tn})
-	if tl > 0 && lz > tn {
-		// Carried, not listed: seen as the walk would have.
-		for _, b := range blocks[tn:min(lz, tn+tl)] {
-			b.seenAt = int32(r)
-		}
-	}
 	// A block present in the last request was sent then (or before).
 	for _, i := range m.fresh {
 		blocks[i].sent = true
 	}
 	// Presence intervals for dead waste: the blocks of the last request that
 	// are neither in the common prefix nor carried close their interval,
-	// unless seen above or listed.
-	prefix := blocks[:0] // where a block that left may still be, not listed
-	if req.repeats {
-		prefix = blocks[:min(lcpPtr, lz)]
-	}
+	// unless this request has them elsewhere (see Block.places).
 	var tot int
-	if tl > 0 {
+	if m.counts {
 		// The blocks kept or carried hold the last request's tokens and
 		// refetched tokens but those of the others.
-		left, rleft := m.closeCounted(prev, [2]span{{lcpPtr, tp}, {tp + tl, len(prev)}}, prefix, r)
+		left, rleft := m.closeCounted(prev, [2]span{{lcpPtr, tp}, {tp + tl, len(prev)}}, r)
 		m.rtot -= rleft
 		tot = m.tot - left + walked
 	} else {
+		var prefix []*Block // where a block that left may still be
+		if req.repeats {
+			prefix = blocks[:lcpPtr]
+		}
 		m.closeGone(prev[lcpPtr:], prefix, r)
 		tot = v.tokensThrough(n - 1) // counted by walkHashed
 	}
@@ -860,14 +865,13 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 // tokens, and their arrival if they are new to the context. It returns
 // their tokens.
 func (m *meter) walk(blocks []*Block, lo, hi int) int {
-	r32 := int32(m.requests)
 	tot, rtot := 0, 0
 	for j, b := range blocks[lo:hi] {
 		tot += b.Tokens
 		if b.Refetched {
 			rtot += b.Tokens
 		}
-		b.seenAt = r32
+		b.places++
 		if b.since < 0 {
 			m.arrive(b, lo+j)
 		}
@@ -901,7 +905,7 @@ func (m *meter) walkHashed(blocks []*Block, lo int) {
 			rtot += b.Tokens
 		}
 		wch[j], wcum[j] = h, tot
-		b.seenAt = r32
+		b.places = r32 // not counted: see meter.counts
 		if b.since < 0 {
 			// arrive, written out: a flat policy's requests add blocks at
 			// their end, one at a time.
@@ -1106,31 +1110,45 @@ func (m *meter) found(b *Block, p *trace.Probe, need *gramSig, memo *factMemo) b
 }
 
 // closeGone closes the blocks of left, listed in the last request, that the
-// current one (r) no longer lists: those its walk did not see and it does
-// not list (see add), unless listed in prefix, the part of its unchanged
-// prefix that may hold them (a policy whose request repeats blocks may list
-// one there too).
+// current one (r) no longer lists: those its walk did not see (see
+// walkHashed) and it does not list (see add), unless listed in prefix, the
+// part of its unchanged prefix that may hold them (a policy whose request
+// repeats blocks may list one there too).
 func (m *meter) closeGone(left, prefix []*Block, r int) {
 	r32 := int32(r)
 	for _, b := range left {
-		if b.seenAt != r32 && b.listed == 0 && b.since >= 0 && !slices.Contains(prefix, b) {
+		if b.places != r32 && b.listed == 0 && b.since >= 0 && !slices.Contains(prefix, b) {
 			m.close(b, r)
+			b.places = 0 // see countPlaces
 		}
 	}
 }
 
-// closeCounted is closeGone of the blocks of prev in gone, returning their
-// tokens and those of the refetched ones among them. (closeGone does not
-// count: it walks most of a flat policy's requests, which need no count.)
-func (m *meter) closeCounted(prev []*Block, gone [2]span, prefix []*Block, r int) (tokens, refetched int) {
-	r32 := int32(r)
+// countPlaces starts counting the blocks' places (see meter.counts) with
+// those of the last request. A block that left before has none: its mark
+// was cleared when it was closed.
+func (m *meter) countPlaces() {
+	for _, b := range m.prev {
+		b.places = 0
+	}
+	for _, b := range m.prev {
+		b.places++
+	}
+	m.counts = true
+}
+
+// closeCounted takes the places of the blocks of prev in gone, which may
+// have left, out of their counts (walk counted those of the current
+// request, r), closing those that have none left; it returns their tokens
+// and those of the refetched ones among them.
+func (m *meter) closeCounted(prev []*Block, gone [2]span, r int) (tokens, refetched int) {
 	for _, s := range gone {
 		for _, b := range prev[s.lo:s.hi] {
 			tokens += b.Tokens
 			if b.Refetched {
 				refetched += b.Tokens
 			}
-			if b.seenAt != r32 && b.listed == 0 && b.since >= 0 && !slices.Contains(prefix, b) {
+			if b.places--; b.places == 0 && b.since >= 0 {
 				m.close(b, r)
 			}
 		}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -183,4 +184,36 @@ func TestDeadWasteKeepsABlockListedTwice(t *testing.T) {
 	var out Metrics
 	m.finish(&out, 2)
 	checkMetrics(t, out, map[string]float64{"input_tokens": 460, "waste_dead_pct": 100 * 150.0 / 460})
+}
+
+// The meter marks the blocks a walk sees until a policy's first tracked
+// request, then counts each block's places (see meter.countPlaces): the
+// same requests measure alike whether some of them are tracked or none is.
+// X leaves while marked and comes back counted; Y is listed twice when
+// the counting starts, and one of its places leaves.
+//
+//	r1 = A X Y     r2 = A Y Y     r3 = A Y X     r4 = A Y     r5 = A Y Z
+func TestDeadWasteAsCountingStarts(t *testing.T) {
+	measure := func(tracked bool) Metrics {
+		e := testEnv(t, 100000)
+		var m meter
+		m.init(e, noCache{})
+		a := e.newBlock(BlockSystem, "a", text("A", 100), 0, nil)
+		x := e.newBlock(BlockUser, "x", text("X", 10), 0, nil)
+		y := e.newBlock(BlockUser, "y", text("Y", 20), 0, nil)
+		z := e.newBlock(BlockUser, "z", text("Z", 30), 0, nil)
+		for i, blocks := range [][]*Block{{a, x, y}, {a, y, y}, {a, y, x}, {a, y}, {a, y, z}} {
+			// Tracked with nothing kept or carried: each block past the
+			// common prefix is walked, each of the last request's may have
+			// left.
+			req := &Request{Blocks: blocks, repeats: true, tracked: tracked && i >= 2, keptFrom: len(blocks)}
+			m.measure(req, float64(i), nil)
+		}
+		var out Metrics
+		m.finish(&out, 4)
+		return out
+	}
+	if got, want := fmt.Sprint(measure(true)), fmt.Sprint(measure(false)); got != want { // NaN as NaN
+		t.Errorf("counting from r3 on measures\n%+v\nnot as marking throughout\n%+v", got, want)
+	}
 }
