@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -559,4 +560,56 @@ func chain(prefix, block uint64) uint64 {
 	x *= 0xc4ceb9fe1a85ec53
 	x ^= x >> 33
 	return x
+}
+
+// forget keeps the converted blocks of the last forgetAfter+1 requests, no
+// other, and indexes them: over workloads of several forgets, in which
+// blocks of each of those requests left.
+func TestRegionForget(t *testing.T) {
+	var left [forgetAfter + 1]int // by request before a forget: the blocks it was the last to hold
+	for seed := range uint64(4) {
+		_, evs := randomWorkload(seed+3, 1600)
+		e := testEnv(t, 32768)
+		pol, err := newRegionPolicy(PolicySpec{Name: "regions", Arg: "coder"}, e, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pol.(*regionPolicy)
+		var recent [forgetAfter + 1][]*Block // the blocks of the last requests, by p.nreq
+		for i := range evs {
+			ev := &evs[i]
+			if ev.Kind == trace.KindAssistant {
+				req := p.request()
+				recent[p.nreq%len(recent)] = slices.Clone(req.Blocks[len(p.sys):])
+				if p.nreq%forgetEvery == 0 {
+					want := map[*Block]bool{}
+					for k := range recent {
+						for _, b := range recent[(p.nreq-k)%len(recent)] {
+							if k > 0 && !want[b] {
+								left[k]++ // counted once a block, in the last request that held it
+							}
+							want[b] = true
+						}
+					}
+					got := map[*Block]bool{}
+					for i, b := range p.cached {
+						got[b] = true
+						if s := p.index.slot(b.key); s.i != i+1 {
+							t.Errorf("request %d: block %d of cached indexed as %d", p.nreq, i, s.i-1)
+						}
+					}
+					if p.index.n != len(p.cached) || len(got) != len(p.cached) || !maps.Equal(got, want) {
+						t.Fatalf("seed %d, request %d: forget kept %d blocks (%d distinct, %d indexed), want the %d of the last %d requests",
+							seed, p.nreq, len(p.cached), len(got), p.index.n, len(want), len(recent))
+					}
+				}
+			}
+			p.observe(ev)
+		}
+	}
+	for k, n := range left[1:] {
+		if n == 0 {
+			t.Errorf("no block left after the request %d before a forget", k+1)
+		}
+	}
 }
