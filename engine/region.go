@@ -282,10 +282,13 @@ func (c *Context) newTextEntry(kind EntryKind, content string, size int, canon b
 		content = canonicalRuns(content)
 	}
 	var tokens int
-	if _, ok := c.counter.(BytesPerFour); ok && size >= 0 {
-		tokens = lenTokens(size)
-	} else {
+	switch {
+	case !c.bpf:
 		tokens = c.counter.Count(content)
+	case size >= 0:
+		tokens = lenTokens(size)
+	default:
+		tokens = lenTokens(TextLen(content))
 	}
 	if n := len(c.free); n > 0 {
 		e := c.free[n-1]
@@ -313,7 +316,13 @@ func (c *Context) forget(r *region, e *entry) {
 		r.rend.retire(e.msg, c.asm.count)
 	}
 	if cap(e.calls) > 0 && len(c.callRooms) < maxCallRooms {
-		clear(e.calls[:cap(e.calls)])
+		// Past its length the room is empty already; most turns have
+		// one call, emptied without a runtime call.
+		if len(e.calls) == 1 {
+			e.calls[0] = ToolCall{}
+		} else {
+			clear(e.calls)
+		}
 		c.callRooms = append(c.callRooms, callRoom{e.calls[:0], e.callTok[:0]})
 	}
 	if sc := &c.sumSc; cap(e.lines) > 0 && len(sc.rooms) < maxLineRooms {

@@ -288,7 +288,11 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 // inlined, and as many as the pointer has parts were most of the
 // instruction-cache misses of routing a result.
 func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr string, textLen int, canon bool) {
-	if k, size := parseRun(content); size > 0 && k > 160 && rc.runEnd != "" {
+	k := twoDigitRun(content) // most results start with a run of two digits
+	if k == 0 {
+		k, _ = parseRun(content)
+	}
+	if k > 160 && rc.runEnd != "" {
 		// The preview is 160 bytes of the run, cut (previewParts): runEnd
 		// holds its encoding, the only run of the pointer.
 		pc := &c.ptrs
