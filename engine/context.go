@@ -206,7 +206,7 @@ func New(b *Blueprint, opt Options) (*Context, error) {
 
 func (c *Context) addRegion(d *RegionDef, infra bool) *region {
 	rr := resolveDef(d, c.opt.Window)
-	r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, infra: infra, dirtyFrom: 0}
+	r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, infra: infra, dirtyFrom: 0, slideAt: slideAt(d)}
 	if d.Kind == KindCustom {
 		r.script = c.scripts[d.Script]
 	}
@@ -697,7 +697,7 @@ func (c *Context) applyLayout(sd *StageDef) error {
 		rr := resolveDef(d, c.opt.Window)
 		old := c.byName[d.Name]
 		if old == nil {
-			r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, dirtyFrom: 0}
+			r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, dirtyFrom: 0, slideAt: slideAt(d)}
 			if d.Kind == KindCustom {
 				r.script = c.scripts[d.Script]
 			}

@@ -167,3 +167,36 @@ func TestCallRoomsEmptied(t *testing.T) {
 		t.Fatal("no turn left the conversation")
 	}
 }
+
+// A result routed to a region it does not fit whole is cut to what is left
+// there (or dropped), and says so: its outcome and its pointer.
+func TestRoutedResultCut(t *testing.T) {
+	for _, tc := range []struct {
+		before int // tokens written to notes first
+		want   RouteOutcome
+		ptr    string
+	}{
+		{0, RoutedWhole, "is in your context"},
+		{40, RoutedTruncated, "was too large"},
+		{998, RoutedDropped, "could NOT be stored"},
+	} {
+		b := mustParse(t, "[agent]\n[context.regions]\nnotes = { kind = \"temporary\", max_tokens = 1000, admission = \"reject\" }\nconversation = { kind = \"sliding_window\", max_items = 50, max_tokens = 10000 }\n[stages.work]\n[stages.work.tool_routing]\ndefault_region = \"notes\"\n")
+		c, err := New(b, Options{Window: 100_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := 4000
+		if tc.before > 0 {
+			if err := c.Write("notes", strings.Repeat("n", 4*tc.before)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			size = 400
+		}
+		c.AddAssistant("", []ToolCall{{ID: "t1", Name: "grep"}})
+		r, err := c.AddToolResult(ToolResult{CallID: "t1", Tool: "grep", Content: strings.Repeat("z", size)})
+		if err != nil || r.Outcome != tc.want || !strings.Contains(r.Pointer, tc.ptr) {
+			t.Errorf("%d tokens before: outcome %v, pointer %.60q, %v; want %v", tc.before, r.Outcome, r.Pointer, err, tc.want)
+		}
+	}
+}
