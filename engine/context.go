@@ -88,6 +88,7 @@ type Context struct {
 	bp      *Blueprint
 	opt     Options
 	counter TokenCounter
+	bpf     bool // counter is BytesPerFour: a count is lenTokens of TextLen, not a call
 	sum     Summarizer
 	regions []*region
 	byName  map[string]*region
@@ -113,12 +114,16 @@ type Context struct {
 	// Unused room for assistant turns' calls and call tokens.
 	callBuf    []ToolCall
 	callTokBuf []int
-	callRooms  []callRoom      // of turns that left, for AddAssistant to reuse
-	pointers   strings.Builder // the slab of wholePointer
-	ptrs       pointerCache    // wholePointer's pointers by tokens
-	call       ToolCall        // the call takeCall took last
-	route      route           // the last tool result's routing (resolveRoute)
-	free       []*entry        // entries let go of, for newEntry to reuse
+	// The name of the last call counted and its tokens (BytesPerFour):
+	// a run's calls are of few tools, most of the last one's.
+	lastName    string
+	lastNameTok int
+	callRooms   []callRoom      // of turns that left, for AddAssistant to reuse
+	pointers    strings.Builder // the slab of wholePointer
+	ptrs        pointerCache    // wholePointer's pointers by tokens
+	call        ToolCall        // the call takeMapped took last
+	route       route           // the last tool result's routing (resolveRoute)
+	free        []*entry        // entries let go of, for newEntry to reuse
 }
 
 // The runtime's infra regions (ENGINE.md §1.9).
@@ -162,6 +167,7 @@ func New(b *Blueprint, opt Options) (*Context, error) {
 	if c.counter == nil {
 		c.counter = BytesPerFour{}
 	}
+	_, c.bpf = c.counter.(BytesPerFour)
 	if c.sum == nil {
 		c.sum = Extractive{}
 	}
@@ -200,7 +206,7 @@ func New(b *Blueprint, opt Options) (*Context, error) {
 
 func (c *Context) addRegion(d *RegionDef, infra bool) *region {
 	rr := resolveDef(d, c.opt.Window)
-	r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, infra: infra, dirtyFrom: 0}
+	r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, infra: infra, dirtyFrom: 0, slideAt: slideAt(d)}
 	if d.Kind == KindCustom {
 		r.script = c.scripts[d.Script]
 	}
@@ -401,16 +407,21 @@ func (c *Context) AddAssistant(text string, calls []ToolCall) error {
 			e.calls, c.callBuf = c.callBuf[:n:n], c.callBuf[n:]
 			e.callTok, c.callTokBuf = c.callTokBuf[:n:n], c.callTokBuf[n:]
 		}
-		copy(e.calls, calls)
 		for i := range e.calls {
+			// Copied as counted: a turn has one call or few, and copy
+			// would be a runtime call.
 			tc := &e.calls[i]
-			t := c.counter.Count(tc.Name)
-			if _, ok := c.counter.(BytesPerFour); ok && bytes.IndexByte(tc.Args, runMark) < 0 {
+			*tc = calls[i]
+			var t int
+			if c.bpf && bytes.IndexByte(tc.Args, runMark) < 0 {
 				// JSON holds no run (runMark is not UTF-8): its TextLen
 				// is its length, and no string of it is needed.
-				t += lenTokens(len(tc.Args))
+				if tc.Name != c.lastName {
+					c.lastName, c.lastNameTok = tc.Name, lenTokens(TextLen(tc.Name))
+				}
+				t = c.lastNameTok + lenTokens(len(tc.Args))
 			} else {
-				t += c.counter.Count(string(tc.Args))
+				t = c.counter.Count(tc.Name) + c.counter.Count(string(tc.Args))
 			}
 			e.tokens += t
 			e.callTok[i] = t
@@ -448,31 +459,31 @@ func (c *Context) addCall(tc *ToolCall) {
 }
 
 // takeCall forgets the call awaiting id's result and returns it (the zero
-// call if none is), kept in c.call until the next takeCall: a result's
-// call is read by the result's routing only.
+// call if none is). A listed call is left just past the list's end, where
+// the pointer finds it until the next call is listed: a result's call is
+// read by the result's routing only, and most results answer the newest
+// call, which is neither moved nor copied.
 func (c *Context) takeCall(id string) *ToolCall {
 	for i := len(c.pending) - 1; i >= 0; i-- {
 		if c.pending[i].ID == id {
 			// The newest takes its place: the list's order is not
 			// kept, which addCall needs only to pick a call to map.
 			last := len(c.pending) - 1
-			c.call, c.pending[i] = c.pending[i], c.pending[last]
-			c.pending[last] = ToolCall{}
+			if i != last {
+				c.pending[i], c.pending[last] = c.pending[last], c.pending[i]
+			}
 			c.pending = c.pending[:last]
-			return &c.call
+			return &c.pending[:last+1][last]
 		}
 	}
-	c.call = ToolCall{}
-	if len(c.calls) > 0 {
-		c.takeMapped(id)
-	}
-	return &c.call
+	return c.takeMapped(id)
 }
 
 // takeMapped is takeCall for a call that is not among the newest.
-func (c *Context) takeMapped(id string) {
+func (c *Context) takeMapped(id string) *ToolCall {
 	c.call = c.calls[id]
 	delete(c.calls, id)
+	return &c.call
 }
 
 // AddNudge records a "[System] …" runtime nudge in the conversation.
@@ -686,7 +697,7 @@ func (c *Context) applyLayout(sd *StageDef) error {
 		rr := resolveDef(d, c.opt.Window)
 		old := c.byName[d.Name]
 		if old == nil {
-			r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, dirtyFrom: 0}
+			r := &region{def: d, name: d.Name, kind: d.Kind, max: rr.MaxTokens, threshold: rr.ThresholdTokens, dirtyFrom: 0, slideAt: slideAt(d)}
 			if d.Kind == KindCustom {
 				r.script = c.scripts[d.Script]
 			}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -88,6 +89,28 @@ type region struct {
 	// overBudget digests the last render warned about as over budget
 	// (0: the last render fitted), so an unchanged render warns once.
 	overBudget uint64
+	// The number of entries past which the sliding strategy acts
+	// (slideAt(def)): push calls it only then, as most writes to a
+	// window leave it as it is.
+	slideAt int
+}
+
+// slideAt is the number of entries of a region of d past which
+// enforceSliding acts; no number for a region that does not slide.
+func slideAt(d *RegionDef) int {
+	if d.Kind != KindSlidingWindow {
+		return math.MaxInt
+	}
+	switch d.Strategy {
+	case StrategyBulk:
+		return d.MaxItems + d.Overflow
+	case StrategyCompact:
+		if d.CompactCount <= 0 {
+			return math.MaxInt
+		}
+		return d.MaxItems + d.CompactCount
+	}
+	return d.MaxItems
 }
 
 func (r *region) touch(from int) {
@@ -224,7 +247,16 @@ func (r *region) appendEntry(e *entry) {
 		r.entries = append(r.entries, e)
 	}
 	r.tokens += e.tokens
-	r.touch(len(r.entries) - 1)
+	// touch(len(r.entries)-1), written out: every write runs it.
+	from := len(r.entries) - 1
+	r.version++
+	r.changed()
+	if r.dirtyFrom < 0 || from < r.dirtyFrom {
+		r.dirtyFrom = from
+	}
+	if r.changedFrom < 0 || from < r.changedFrom {
+		r.changedFrom = from
+	}
 }
 
 // appendFull is appendEntry's append to a full array.
@@ -282,10 +314,13 @@ func (c *Context) newTextEntry(kind EntryKind, content string, size int, canon b
 		content = canonicalRuns(content)
 	}
 	var tokens int
-	if _, ok := c.counter.(BytesPerFour); ok && size >= 0 {
-		tokens = lenTokens(size)
-	} else {
+	switch {
+	case !c.bpf:
 		tokens = c.counter.Count(content)
+	case size >= 0:
+		tokens = lenTokens(size)
+	default:
+		tokens = lenTokens(TextLen(content))
 	}
 	if n := len(c.free); n > 0 {
 		e := c.free[n-1]
@@ -313,7 +348,13 @@ func (c *Context) forget(r *region, e *entry) {
 		r.rend.retire(e.msg, c.asm.count)
 	}
 	if cap(e.calls) > 0 && len(c.callRooms) < maxCallRooms {
-		clear(e.calls[:cap(e.calls)])
+		// Past its length the room is empty already; most turns have
+		// one call, emptied without a runtime call.
+		if len(e.calls) == 1 {
+			e.calls[0] = ToolCall{}
+		} else {
+			clear(e.calls)
+		}
 		c.callRooms = append(c.callRooms, callRoom{e.calls[:0], e.callTok[:0]})
 	}
 	if sc := &c.sumSc; cap(e.lines) > 0 && len(sc.rooms) < maxLineRooms {
@@ -409,7 +450,7 @@ func (c *Context) push(r *region, e *entry) error {
 	c.stampEntry(e)
 	r.appendEntry(e)
 	c.total += e.tokens
-	if r.kind == KindSlidingWindow {
+	if len(r.entries) > r.slideAt {
 		c.enforceSliding(r)
 	}
 	return nil

@@ -322,6 +322,14 @@ func lineHash(line string, rl runLen) uint64 {
 	if rl.n > 0 {
 		return runHash(rl)
 	}
+	if n := len(line); n >= 8 && n <= 24 {
+		// Three words that cover the line, mixed by two products: most
+		// lines but runs are short, and this costs less than maphash.
+		a, b, c := le64(line), le64(line[n/2-4:]), le64(line[n-8:])
+		h, l := bits.Mul64(a^0x9E3779B97F4A7C15, b^0xC2B2AE3D27D4EB4F)
+		h, l = bits.Mul64(c^uint64(n)^h, l^0x165667B19E3779F9)
+		return h ^ l
+	}
 	return maphash.String(lineSeed, line)
 }
 
@@ -1345,52 +1353,13 @@ func lineScore(line string, lower []byte) (int, []byte) {
 	return s, lower
 }
 
-// scoreASCII is lineScore for an ASCII line, a few table look-ups a byte.
+// scoreASCII is lineScore for an ASCII line, a few table look-ups a byte,
+// in one pass: an informative word is letters, so it starts inside a field
+// at a byte before one that may be a word's second (classSecond).
 func scoreASCII(line string) int {
 	n := len(line)
-	var found uint32
-	// Or-ing 0x20 lowers ASCII letters and makes no other byte a lower-case
-	// letter, and the words are lower-case letters.
-	var k uint16 // the bytes ending at j, or-ed with 0x20
-	for j := 0; j < n; j++ {
-		k = k>>8 | uint16(line[j]|0x20)<<8
-		if wordStarts[k>>6]&(1<<(k&63)) == 0 {
-			continue
-		}
-		i := j - 1 // where the word would start
-		cand := wordsByFirst[uint8(k)] &^ found
-		if cand == 0 {
-			continue
-		}
-		// Eight bytes from i (fewer at the end, as if zeros followed).
-		var x uint64
-		if i+8 <= n {
-			x = le64(line[i:])
-		} else {
-			for b := n - 1; b >= i; b-- {
-				x = x<<8 | uint64(line[b])
-			}
-		}
-		x |= 0x2020202020202020
-		for ; cand != 0; cand &= cand - 1 {
-			w := bits.TrailingZeros32(cand)
-			word := informative[w]
-			if i+len(word) > n || x&wordMask[w] != wordHead[w] {
-				continue
-			}
-			k := 8
-			for k < len(word) && line[i+k]|0x20 == word[k] {
-				k++
-			}
-			if k >= len(word) {
-				found |= 1 << w
-			}
-		}
-	}
-	s := 3 * bits.OnesCount32(found)
-	if s >= 12 {
-		return 12
-	}
+	var found uint32 // the informative words found
+	s := 0           // the fields' score
 	for i := 0; i < n; {
 		k := asciiClass[line[i]]
 		if k&classSep != 0 {
@@ -1406,6 +1375,9 @@ func scoreASCII(line string) int {
 				break
 			}
 			f |= k
+			if k&classSecond != 0 {
+				found = wordsAt(line, i-1, found)
+			}
 		}
 		switch {
 		case f&classPath != 0 && i-start > 3 && line[i-1] != '.':
@@ -1415,11 +1387,52 @@ func scoreASCII(line string) int {
 		case f&classDigit != 0:
 			s++
 		}
-		if s >= 12 {
+		if s+3*bits.OnesCount32(found) >= 12 {
 			return 12
 		}
 	}
-	return s
+	return s + 3*bits.OnesCount32(found)
+}
+
+// wordsAt adds to found the informative words not in it that start at
+// line[i] (in any case).
+func wordsAt(line string, i int, found uint32) uint32 {
+	// Or-ing 0x20 lowers ASCII letters and makes no other byte a lower-case
+	// letter, and the words are lower-case letters.
+	n := len(line)
+	k := uint16(line[i]|0x20) | uint16(line[i+1]|0x20)<<8
+	if wordStarts[k>>6]&(1<<(k&63)) == 0 {
+		return found
+	}
+	cand := wordsByFirst[uint8(k)] &^ found
+	if cand == 0 {
+		return found
+	}
+	// Eight bytes from i (fewer at the end, as if zeros followed).
+	var x uint64
+	if i+8 <= n {
+		x = le64(line[i:])
+	} else {
+		for b := n - 1; b >= i; b-- {
+			x = x<<8 | uint64(line[b])
+		}
+	}
+	x |= 0x2020202020202020
+	for ; cand != 0; cand &= cand - 1 {
+		w := bits.TrailingZeros32(cand)
+		word := informative[w]
+		if i+len(word) > n || x&wordMask[w] != wordHead[w] {
+			continue
+		}
+		k := 8
+		for k < len(word) && line[i+k]|0x20 == word[k] {
+			k++
+		}
+		if k >= len(word) {
+			found |= 1 << w
+		}
+	}
+	return found
 }
 
 // The classes of ASCII bytes for scoreASCII.
@@ -1429,6 +1442,7 @@ const (
 	classIdent             // '_'
 	classDigit
 	classUpper
+	classSecond // the second byte of an informative word, in some case
 )
 
 var asciiClass = func() (t [256]uint8) {
@@ -1445,6 +1459,10 @@ var asciiClass = func() (t [256]uint8) {
 		case 'A' <= c && c <= 'Z':
 			t[c] = classUpper
 		}
+	}
+	for _, w := range informative {
+		t[w[1]] |= classSecond
+		t[w[1]-('a'-'A')] |= classSecond
 	}
 	return t
 }()

@@ -112,9 +112,11 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 		e.kind, e.callID, e.tool, e.isError = EntryToolResult, tr.CallID, tool, tr.IsError
 	}
 	full := e.tokens
-	out, err := c.ladder(r, e)
-	if err != nil {
-		return routed, err
+	out := RoutedWhole // ladder, written out for the two writes of a result
+	if err := c.write(r, e); err != nil {
+		if out, err = c.cutToFit(r, e, err); err != nil {
+			return routed, err
+		}
 	}
 	routed.Outcome, routed.Tokens = out, e.tokens
 	var ptr string
@@ -127,8 +129,10 @@ func (c *Context) AddToolResult(tr ToolResult) (Routed, error) {
 	routed.Pointer = ptr
 	pe := c.newTextEntry(EntryToolResult, ptr, size, canon)
 	pe.callID, pe.tool, pe.isError = tr.CallID, tool, tr.IsError
-	if _, err := c.ladder(c.conv, pe); err != nil {
-		return routed, err
+	if err := c.write(c.conv, pe); err != nil {
+		if _, err = c.cutToFit(c.conv, pe, err); err != nil {
+			return routed, err
+		}
 	}
 	return routed, nil
 }
@@ -288,7 +292,11 @@ func (c *Context) pathErrorHint(tool string, call ToolCall) string {
 // inlined, and as many as the pointer has parts were most of the
 // instruction-cache misses of routing a result.
 func (c *Context) wholePointer(tokens int, rc *route, content string) (ptr string, textLen int, canon bool) {
-	if k, size := parseRun(content); size > 0 && k > 160 && rc.runEnd != "" {
+	k := twoDigitRun(content) // most results start with a run of two digits
+	if k == 0 {
+		k, _ = parseRun(content)
+	}
+	if k > 160 && rc.runEnd != "" {
 		// The preview is 160 bytes of the run, cut (previewParts): runEnd
 		// holds its encoding, the only run of the pointer.
 		pc := &c.ptrs

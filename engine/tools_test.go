@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -71,6 +72,21 @@ func TestAssistantCallTokens(t *testing.T) {
 	}
 }
 
+// A call's name counts as itself whatever the names of the calls before
+// it (each turn counts the last name again only if it differs).
+func TestAssistantCallNames(t *testing.T) {
+	c := newCtx(t, "notes = { kind = \"temporary\", max_tokens = 5000 }\n", Options{})
+	for i, name := range []string{"read_file", "read_file", "bash", "read_file", "x", "", "a_much_longer_tool_name", "bash", "bash", "~" + string(AppendFiller(nil, 300))} {
+		before := c.Tokens()
+		if err := c.AddAssistant("", []ToolCall{{ID: fmt.Sprint(i), Name: name, Args: json.RawMessage(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.Tokens()-before, estimateTokens(name)+estimateTokens(`{}`); got != want {
+			t.Errorf("call %d %.20q: %d tokens, want %d", i, name, got, want)
+		}
+	}
+}
+
 // A repeated call id replaces the call that awaits its result, whatever
 // turn made it: the result takes the newer call, a second result none.
 func TestRepeatedCallID(t *testing.T) {
@@ -87,6 +103,100 @@ func TestRepeatedCallID(t *testing.T) {
 		}
 		if got := c.conv.entries[len(c.conv.entries)-1].tool; got != want {
 			t.Errorf("result %d for %q: tool %q, want %q", i, id, got, want)
+		}
+	}
+}
+
+// Results answer their calls in any order, the newest or not, listed or
+// mapped: each takes its own call's name, and a call once answered is gone.
+func TestTakeCallOrder(t *testing.T) {
+	c := newCtx(t, "notes = { kind = \"temporary\", max_tokens = 5000 }\n", Options{})
+	rng := rand.New(rand.NewPCG(5, 6))
+	var open []string
+	next := 0
+	for range 2000 {
+		if len(open) == 0 || len(open) < 3*maxPending && rng.IntN(2) == 0 {
+			n := 1 + rng.IntN(3)
+			calls := make([]ToolCall, n)
+			for i := range calls {
+				id := fmt.Sprint("c", next)
+				next++
+				calls[i] = ToolCall{ID: id, Name: "tool-" + id}
+				open = append(open, id)
+			}
+			if err := c.AddAssistant("", calls); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		k := rng.IntN(len(open))
+		if rng.IntN(2) == 0 {
+			k = len(open) - 1 // the newest, most results
+		}
+		id := open[k]
+		open = append(open[:k], open[k+1:]...)
+		for _, want := range []string{"tool-" + id, ""} {
+			if got := c.takeCall(id).Name; got != want {
+				t.Fatalf("call %s: name %q, want %q", id, got, want)
+			}
+		}
+	}
+}
+
+// The room of a turn's calls that left holds no call (no content kept
+// alive) when AddAssistant may take it again.
+func TestCallRoomsEmptied(t *testing.T) {
+	c := newCtx(t, "notes = { kind = \"temporary\", max_tokens = 5000 }\n", Options{})
+	for i := range 500 {
+		calls := make([]ToolCall, 1+i%3)
+		for j := range calls {
+			calls[j] = ToolCall{ID: fmt.Sprint("c", i, "-", j), Name: "bash", Args: json.RawMessage(`{}`)}
+		}
+		if err := c.AddAssistant("", calls); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range c.callRooms {
+			for _, tc := range r.calls[:cap(r.calls)] {
+				if tc.ID != "" || tc.Name != "" || tc.Args != nil {
+					t.Fatalf("turn %d: a room holds call %q", i, tc.ID)
+				}
+			}
+		}
+	}
+	if len(c.callRooms) == 0 {
+		t.Fatal("no turn left the conversation")
+	}
+}
+
+// A result routed to a region it does not fit whole is cut to what is left
+// there (or dropped), and says so: its outcome and its pointer.
+func TestRoutedResultCut(t *testing.T) {
+	for _, tc := range []struct {
+		before int // tokens written to notes first
+		want   RouteOutcome
+		ptr    string
+	}{
+		{0, RoutedWhole, "is in your context"},
+		{40, RoutedTruncated, "was too large"},
+		{998, RoutedDropped, "could NOT be stored"},
+	} {
+		b := mustParse(t, "[agent]\n[context.regions]\nnotes = { kind = \"temporary\", max_tokens = 1000, admission = \"reject\" }\nconversation = { kind = \"sliding_window\", max_items = 50, max_tokens = 10000 }\n[stages.work]\n[stages.work.tool_routing]\ndefault_region = \"notes\"\n")
+		c, err := New(b, Options{Window: 100_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := 4000
+		if tc.before > 0 {
+			if err := c.Write("notes", strings.Repeat("n", 4*tc.before)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			size = 400
+		}
+		c.AddAssistant("", []ToolCall{{ID: "t1", Name: "grep"}})
+		r, err := c.AddToolResult(ToolResult{CallID: "t1", Tool: "grep", Content: strings.Repeat("z", size)})
+		if err != nil || r.Outcome != tc.want || !strings.Contains(r.Pointer, tc.ptr) {
+			t.Errorf("%d tokens before: outcome %v, pointer %.60q, %v; want %v", tc.before, r.Outcome, r.Pointer, err, tc.want)
 		}
 	}
 }
