@@ -337,6 +337,11 @@ type assembler struct {
 	stableChanges           map[string]int
 	uses, results           map[string]bool // finishMessages' tool call ids
 	count                   uint64          // calls of Assemble
+	// Lent requests (LendMessages): the last request's messages were the
+	// window's own (plain) or a finished copy in own (lent either way), of
+	// which the copying path above keeps nothing.
+	lend, lent, plain bool
+	own, spareOwn     []Message
 }
 
 const (
@@ -376,7 +381,13 @@ func (c *Context) Assemble() *Request {
 	a.spareChanged = changed[:0]
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
 	msgDirty := a.orderChanged || hasCustom || msgTouched || a.msgs == nil || sysChanged != a.msgSysChgd
-	if msgDirty {
+	if msgDirty && a.lend && len(wins) == 1 && len(preamble) == 0 && !a.winsListed && !a.general {
+		sameMsgs, dropMsgs = c.lendWindow(wins[0], sysChanged)
+	} else if msgDirty {
+		if a.lent {
+			// The window's own messages are not a buffer to build in.
+			a.msgs, a.msgsOK, a.lent, a.plain = nil, 0, false, false
+		}
 		var msgs []Message
 		var lead, drop, tokens, users, bad int
 		if len(wins) == 1 && len(preamble) == 0 && !a.winsListed && !a.general {
@@ -570,6 +581,90 @@ func (c *Context) oneWindow(r *region) (msgs []Message, lead, drop, tokens, user
 		bad++
 	}
 	return msgs, lead, drop, tokens, users, bad
+}
+
+// LendMessages makes the requests of the Context cheaper to build, for a
+// caller that is done with each request before it calls Assemble again:
+// the messages of a request of one sliding window are then the window's
+// own, not a copy, and valid only until the next call of Assemble (not the
+// next-but-one); no message nor block of them is flagged with a Breakpoint
+// (FlaggedMessage says which message is); and SameMessages may count fewer
+// messages than the longest run (never more). The system blocks are as
+// ever.
+func (c *Context) LendMessages() { c.asm.lend = true }
+
+// lendWindow is oneWindow and finishing for a lent request: the messages
+// are the window's own when they need no stripping nor dropping, else a
+// finished copy. It returns SameMessages and DroppedMessages.
+func (c *Context) lendWindow(r *region, sysChanged bool) (same, drop int) {
+	a := &c.asm
+	rd := &r.rend
+	rd.kept, rd.dropped = len(rd.msgs), 0 // unless rendered again
+	if !rd.valid || rd.version != r.version {
+		c.renderRegion(r)
+	}
+	same, drop = rd.kept, rd.dropped
+	if same == 0 {
+		drop = 0
+	}
+	msgs := rd.msgs
+	if len(msgs) == 0 {
+		a.liveWins = a.liveWins[:0]
+	} else if len(a.liveWins) != 1 {
+		a.liveWins = append(a.liveWins[:0], r) // else it lists r already
+	}
+	tokens, users, bad := 0, 0, 1 // no messages: finished in full
+	if len(msgs) > 0 {
+		end := rd.msgInfo[len(rd.msgInfo)-1]
+		tokens, users, bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
+		if rd.msgInfo[0].results {
+			bad++
+		}
+		if end.uses {
+			bad++
+		}
+	}
+	// The copying path's buffers hold nothing it may keep from now on.
+	a.msgsOK, a.msgsMarked, a.spareOK, a.spareMarked, a.lead, a.moved = 0, -1, 0, -1, 0, true
+	a.msgSysChgd = sysChanged
+	// The last request's messages, to compare, unless they were the
+	// window's: then those the render kept, alone, are as they were.
+	prev, wasPlain := a.msgs, a.plain
+	a.lent = true
+	if bad > 0 {
+		// Finished in a copy, in turn in one of two buffers: the other
+		// holds the last request's, if it was finished so.
+		own := append(a.spareOwn[:0], msgs...)
+		a.spareOwn, a.own = a.own, own
+		a.msgs, a.msgTokens, a.flagged = a.finishMessages(own, sysChanged)
+		a.plain = false
+		if wasPlain {
+			return sameMessages(msgs[:same], a.msgs, 0), drop
+		}
+		drop = min(drop, len(prev))
+		return sameMessages(prev[drop:], a.msgs, 0), drop
+	}
+	// finishPaired, with the flag left to FlaggedMessage.
+	a.flagged = -1
+	if !sysChanged && len(msgs) >= 5 {
+		a.flagged = len(msgs) - 4
+	} else if !sysChanged && len(msgs) >= 2 {
+		a.flagged = 0
+	}
+	if users == 0 {
+		msgs = append(msgs, a.filler(&a.begin, "Begin."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	if msgs[len(msgs)-1].Role == RoleAssistant {
+		msgs = append(msgs, a.filler(&a.cont, "Continue."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	a.msgs, a.msgTokens, a.plain = msgs, tokens, true
+	if !wasPlain {
+		drop = min(drop, len(prev))
+		return sameMessages(prev[drop:], msgs, 0), drop
+	}
+	return same, drop
 }
 
 // buildSystem builds the system blocks of a request, given the system

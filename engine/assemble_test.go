@@ -900,3 +900,140 @@ func fastAndGeneral(t *testing.T, bp *Blueprint) [2]*Context {
 	cs[1].asm.general = true
 	return cs
 }
+
+// A Context that lends its messages (LendMessages) gives the requests that
+// one that copies them gives, but for the messages' Breakpoint flags, and
+// SameMessages, which may be less (never more than the run that is the same:
+// checked against a copy of the last request). The second window, written
+// now and then and emptied again, takes requests to the copying path and
+// back.
+func TestLentAsCopied(t *testing.T) {
+	const layout = `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+conversation = { kind = "sliding_window", max_items = 12, max_tokens = 20000, strategy = "bulk", overflow = 5 }
+notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
+`
+	bp, err := ParseBlueprint("lent.leviath", []byte(layout), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// unflagged prints a request's messages without their Breakpoint flags.
+	unflagged := func(req *Request) string {
+		r := *req
+		r.Messages = nil
+		for _, m := range req.Messages {
+			m.Breakpoint = false
+			m.Blocks = slices.Clone(m.Blocks)
+			for j := range m.Blocks {
+				m.Blocks[j].Breakpoint = false
+			}
+			r.Messages = append(r.Messages, m)
+		}
+		r.SameMessages, r.DroppedMessages = 0, 0
+		return fmt.Sprintf("%+v", r)
+	}
+	var lower, total, copying int
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		cs := fastAndGeneral(t, bp)
+		cs[1].asm.general = false
+		cs[0].LendMessages()
+		var pending []string
+		var last *Request // a copy of the last lent request
+		for i := range 1500 {
+			body := fmt.Sprintf("entry %d\n%s", i, strings.Repeat("y", 20+rng.IntN(400)))
+			n, pick, results := rng.IntN(44), rng.IntN(3), min(len(pending), 1+rng.IntN(3))
+			var calls []ToolCall
+			if n < 14 {
+				for j := range 1 + rng.IntN(3) {
+					calls = append(calls, ToolCall{ID: fmt.Sprint("c", i, "-", j), Name: "bash", Args: json.RawMessage(`{}`)})
+				}
+			}
+			args, _ := json.Marshal(map[string]any{"region": "conversation", "oldest": 1 + pick})
+			clear, _ := json.Marshal(map[string]any{"region": "notes", "oldest": 3})
+			for _, c := range cs {
+				switch {
+				case n < 14:
+					c.AddAssistant([]string{"", "calling", "calling"}[pick], calls)
+					if n >= 5 {
+						for _, tc := range calls {
+							c.AddToolResult(ToolResult{CallID: tc.ID, Tool: "bash", Content: body})
+						}
+					}
+				case n < 20:
+					for _, id := range pending[:results] {
+						c.AddToolResult(ToolResult{CallID: id, Tool: "bash", Content: body})
+					}
+				case n == 25:
+					c.AddUser("  ") // a blank turn: finishing drops it
+				case n < 25:
+					c.AddUser([]string{body[:30], "go on"}[pick%2])
+				case n < 29:
+					c.AddAssistant([]string{"done", "ok", " "}[min(pick, n-26)], nil)
+				case n < 30:
+					c.CallTool("context_delete", args)
+				case n < 31:
+					_ = c.Write("code", body)
+				case n < 33:
+					_ = c.Write("notes", body[:min(len(body), 30)])
+				default:
+					c.CallTool("context_delete", clear)
+				}
+			}
+			if n < 5 {
+				for _, tc := range calls {
+					pending = append(pending, tc.ID)
+				}
+			}
+			if n >= 14 && n < 20 {
+				pending = pending[results:]
+			}
+			if rng.IntN(3) == 0 {
+				continue // several changes between requests
+			}
+			lent, copied := cs[0].Assemble(), cs[1].Assemble()
+			if got, want := unflagged(lent), unflagged(copied); got != want {
+				t.Fatalf("seed %d op %d: the lent request differs:\n%s\nwant\n%s", seed, i, got, want)
+			}
+			same, drop := lent.SameMessages, lent.DroppedMessages
+			if same > copied.SameMessages {
+				t.Fatalf("seed %d op %d: %d messages the same, of %d", seed, i, same, copied.SameMessages)
+			}
+			if last != nil && same > 0 {
+				if drop+same > len(last.Messages) {
+					t.Fatalf("seed %d op %d: %d dropped and %d the same, of %d", seed, i, drop, same, len(last.Messages))
+				}
+				for k := range same {
+					if !sameMessage(&last.Messages[drop+k], &lent.Messages[k]) {
+						t.Fatalf("seed %d op %d: message %d is not the last request's %d", seed, i, k, drop+k)
+					}
+				}
+			}
+			if same < copied.SameMessages {
+				lower++
+			}
+			if !cs[0].asm.lent {
+				copying++
+			}
+			total++
+			last = lent.Clone()
+		}
+	}
+	if lower*10 > total || copying < 100 {
+		t.Fatalf("%d of %d requests say fewer messages are the same; %d took the copying path", lower, total, copying)
+	}
+}
+
+func sameMessage(x, y *Message) bool {
+	if x.Role != y.Role || len(x.Blocks) != len(y.Blocks) {
+		return false
+	}
+	for j := range x.Blocks {
+		if !sameBlock(&x.Blocks[j], &y.Blocks[j]) {
+			return false
+		}
+	}
+	return true
+}
