@@ -587,8 +587,8 @@ func (c *Context) oneWindow(r *region) (msgs []Message, lead, drop, tokens, user
 // caller that is done with each request before it calls Assemble again:
 // the messages of a request of one sliding window are then the window's
 // own, not a copy, and valid only until the next call of Assemble (not the
-// next-but-one); no message nor block of them is flagged with a Breakpoint
-// (FlaggedMessage says which message is); and SameMessages may count fewer
+// next-but-one); the flagged message need not carry its Breakpoint flags
+// (FlaggedMessage says which it is); and SameMessages may count fewer
 // messages than the longest run (never more). The system blocks are as
 // ever.
 func (c *Context) LendMessages() { c.asm.lend = true }
