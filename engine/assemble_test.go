@@ -901,12 +901,13 @@ func fastAndGeneral(t *testing.T, bp *Blueprint) [2]*Context {
 	return cs
 }
 
-// A Context that lends its messages (LendMessages) gives the requests that
-// one that copies them gives, but for the messages' Breakpoint flags, and
-// SameMessages, which may be less (never more than the run that is the same:
-// checked against a copy of the last request). The second window, written
-// now and then and emptied again, takes requests to the copying path and
-// back.
+// A Context that lends its requests (LendRequests) gives the requests that
+// one that copies them gives, but for the Breakpoint flags, the system
+// blocks' RecentlyChanged retags, and SameMessages, which may be less (never
+// more than the run that is the same: checked against a copy of the last
+// request), as SameSystem may for the first request lent after others. The
+// second window, written now and then and emptied again, takes requests to
+// the copying path and back; code's open chunk grows in place.
 func TestLentAsCopied(t *testing.T) {
 	const layout = `[agent]
 [context.regions]
@@ -914,6 +915,7 @@ task = { kind = "pinned", max_tokens = 100 }
 code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
 conversation = { kind = "sliding_window", max_items = 12, max_tokens = 20000, strategy = "bulk", overflow = 5 }
 notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
+facts = { kind = "pinned", max_tokens = 3000, volatility = "stable" }
 `
 	bp, err := ParseBlueprint("lent.leviath", []byte(layout), t.TempDir())
 	if err != nil {
@@ -931,15 +933,25 @@ notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
 			}
 			r.Messages = append(r.Messages, m)
 		}
-		r.SameMessages, r.DroppedMessages = 0, 0
+		r.System = slices.Clone(req.System)
+		for j := range r.System {
+			b := &r.System[j]
+			b.Breakpoint = false
+			if b.Cache == CacheRecentlyChanged {
+				b.Cache = CacheUntilChanged
+			}
+		}
+		r.SameSystem, r.SameMessages, r.DroppedMessages = 0, 0, 0
 		return fmt.Sprintf("%+v", r)
 	}
-	var lower, total, copying int
+	var lower, total, copying, inPlace int
 	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
 		rng := rand.New(rand.NewPCG(seed, 23))
 		cs := fastAndGeneral(t, bp)
 		cs[1].asm.general = false
-		cs[0].LendMessages()
+		if seed != 6 {
+			cs[0].LendRequests() // else from op 600 on
+		}
 		var pending []string
 		var last *Request // a copy of the last lent request
 		for i := range 1500 {
@@ -974,10 +986,12 @@ notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
 					c.AddAssistant([]string{"done", "ok", " "}[min(pick, n-26)], nil)
 				case n < 30:
 					c.CallTool("context_delete", args)
-				case n < 31:
+				case n < 34:
 					_ = c.Write("code", body)
-				case n < 33:
+				case n < 36:
 					_ = c.Write("notes", body[:min(len(body), 30)])
+				case n < 37:
+					_ = c.Write("facts", body[:min(len(body), 20)]) // warned of once full
 				default:
 					c.CallTool("context_delete", clear)
 				}
@@ -993,9 +1007,40 @@ notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
 			if rng.IntN(3) == 0 {
 				continue // several changes between requests
 			}
+			first := false // the first request lent
+			if seed == 6 && i >= 600 && !cs[0].asm.lend {
+				cs[0].LendRequests()
+				first = true
+			}
+			var sys0 *Block // the last request's first system block
+			if last != nil && len(cs[0].asm.system) > 0 {
+				sys0 = &cs[0].asm.system[0]
+			}
 			lent, copied := cs[0].Assemble(), cs[1].Assemble()
+			if len(lent.System) > 0 && &lent.System[0] == sys0 && lent.SameSystem < len(lent.System) {
+				inPlace++ // grewInPlace
+			}
 			if got, want := unflagged(lent), unflagged(copied); got != want {
 				t.Fatalf("seed %d op %d: the lent request differs:\n%s\nwant\n%s", seed, i, got, want)
+			}
+			for k, b := range lent.System {
+				if cs[0].asm.lend && (b.Breakpoint || b.Cache == CacheRecentlyChanged) {
+					t.Fatalf("seed %d op %d: lent system block %d is flagged or retagged: %+v", seed, i, k, b)
+				}
+			}
+			if got, want := fmt.Sprint(cs[0].Drain()), fmt.Sprint(cs[1].Drain()); got != want {
+				t.Fatalf("seed %d op %d: the lent request's events differ:\n%s\nwant\n%s", seed, i, got, want)
+			}
+			// Less only for the first request lent after some that were not.
+			if lent.SameSystem > copied.SameSystem || lent.SameSystem < copied.SameSystem && last != nil && !first {
+				t.Fatalf("seed %d op %d: %d system blocks the same, of %d", seed, i, lent.SameSystem, copied.SameSystem)
+			}
+			if last != nil {
+				for k := range lent.SameSystem {
+					if !sameBlock(&last.System[k], &lent.System[k]) {
+						t.Fatalf("seed %d op %d: system block %d is not the last request's", seed, i, k)
+					}
+				}
 			}
 			same, drop := lent.SameMessages, lent.DroppedMessages
 			if same > copied.SameMessages {
@@ -1021,8 +1066,8 @@ notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
 			last = lent.Clone()
 		}
 	}
-	if lower*10 > total || copying < 100 {
-		t.Fatalf("%d of %d requests say fewer messages are the same; %d took the copying path", lower, total, copying)
+	if lower*10 > total || copying < 100 || inPlace < 100 {
+		t.Fatalf("%d of %d requests say fewer messages are the same; %d took the copying path, %d grew in place", lower, total, copying, inPlace)
 	}
 }
 
