@@ -916,6 +916,8 @@ code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, vola
 conversation = { kind = "sliding_window", max_items = 12, max_tokens = 20000, strategy = "bulk", overflow = 5 }
 notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
 facts = { kind = "pinned", max_tokens = 3000, volatility = "stable" }
+scratch = { kind = "temporary", max_tokens = 4000 }
+scratch2 = { kind = "temporary", max_tokens = 4000 }
 `
 	bp, err := ParseBlueprint("lent.leviath", []byte(layout), t.TempDir())
 	if err != nil {
@@ -992,6 +994,14 @@ facts = { kind = "pinned", max_tokens = 3000, volatility = "stable" }
 					_ = c.Write("notes", body[:min(len(body), 30)])
 				case n < 37:
 					_ = c.Write("facts", body[:min(len(body), 20)]) // warned of once full
+					if pick > 0 {
+						_ = c.Write("code", body) // two regions changed
+					}
+				case n < 39:
+					_ = c.Write("scratch", body[:min(len(body), 60)]) // after code
+					if pick == 0 {
+						_ = c.Write("scratch2", body[:min(len(body), 60)]) // a build not in place, after code
+					}
 				default:
 					c.CallTool("context_delete", clear)
 				}
