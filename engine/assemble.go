@@ -337,6 +337,12 @@ type assembler struct {
 	stableChanges           map[string]int
 	uses, results           map[string]bool // finishMessages' tool call ids
 	count                   uint64          // calls of Assemble
+	// Lent requests (LendRequests): the last request's messages were the
+	// window's own (plain) or a finished copy in own (lent either way), of
+	// which the copying path above keeps nothing.
+	lend, lent, plain bool
+	own, spareOwn     []Message
+	pure              bool // the last build's system blocks carry no flags
 }
 
 const (
@@ -376,7 +382,13 @@ func (c *Context) Assemble() *Request {
 	a.spareChanged = changed[:0]
 	sysChanged := a.havePrev && a.sysHash != a.prevSysHash
 	msgDirty := a.orderChanged || hasCustom || msgTouched || a.msgs == nil || sysChanged != a.msgSysChgd
-	if msgDirty {
+	if msgDirty && a.lend && len(wins) == 1 && len(preamble) == 0 && !a.winsListed && !a.general {
+		sameMsgs, dropMsgs = c.lendWindow(wins[0], sysChanged)
+	} else if msgDirty {
+		if a.lent {
+			// The window's own messages are not a buffer to build in.
+			a.msgs, a.msgsOK, a.lent, a.plain = nil, 0, false, false
+		}
 		var msgs []Message
 		var lead, drop, tokens, users, bad int
 		if len(wins) == 1 && len(preamble) == 0 && !a.winsListed && !a.general {
@@ -572,6 +584,97 @@ func (c *Context) oneWindow(r *region) (msgs []Message, lead, drop, tokens, user
 	return msgs, lead, drop, tokens, users, bad
 }
 
+// LendRequests makes the requests of the Context cheaper to build, for a
+// caller that is done with each request before it calls Assemble again.
+// From the next call of Assemble on, a request is valid only until the
+// next call (not the next-but-one): the messages of a request of one
+// sliding window are the window's own, not a copy, and a system block that
+// grew is written over the last request's; no system block carries a
+// Breakpoint flag nor is retagged RecentlyChanged (SystemBreakpoints says
+// where the flags go), and the flagged message need not carry its flags
+// (FlaggedMessage says which it is); and SameSystem and SameMessages may
+// count fewer than the longest run (never more).
+func (c *Context) LendRequests() {
+	// The system blocks built so far may carry flags: the next request
+	// builds them anew.
+	a := &c.asm
+	a.lend, a.system, a.spareSys, a.sysLead = true, nil, nil, 0
+}
+
+// lendWindow is oneWindow and finishing for a lent request: the messages
+// are the window's own when they need no stripping nor dropping, else a
+// finished copy. It returns SameMessages and DroppedMessages.
+func (c *Context) lendWindow(r *region, sysChanged bool) (same, drop int) {
+	a := &c.asm
+	rd := &r.rend
+	rd.kept, rd.dropped = len(rd.msgs), 0 // unless rendered again
+	if !rd.valid || rd.version != r.version {
+		c.renderRegion(r)
+	}
+	same, drop = rd.kept, rd.dropped
+	if same == 0 {
+		drop = 0
+	}
+	msgs := rd.msgs
+	if len(msgs) == 0 {
+		a.liveWins = a.liveWins[:0]
+	} else if len(a.liveWins) != 1 {
+		a.liveWins = append(a.liveWins[:0], r) // else it lists r already
+	}
+	tokens, users, bad := 0, 0, 1 // no messages: finished in full
+	if len(msgs) > 0 {
+		end := rd.msgInfo[len(rd.msgInfo)-1]
+		tokens, users, bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
+		if rd.msgInfo[0].results {
+			bad++
+		}
+		if end.uses {
+			bad++
+		}
+	}
+	// The copying path's buffers hold nothing it may keep from now on.
+	a.msgsOK, a.msgsMarked, a.spareOK, a.spareMarked, a.lead, a.moved = 0, -1, 0, -1, 0, true
+	a.msgSysChgd = sysChanged
+	// The last request's messages, to compare, unless they were the
+	// window's: then those the render kept, alone, are as they were.
+	prev, wasPlain := a.msgs, a.plain
+	a.lent = true
+	if bad > 0 {
+		// Finished in a copy, in turn in one of two buffers: the other
+		// holds the last request's, if it was finished so.
+		own := append(a.spareOwn[:0], msgs...)
+		a.spareOwn, a.own = a.own, own
+		a.msgs, a.msgTokens, a.flagged = a.finishMessages(own, sysChanged)
+		a.plain = false
+		if wasPlain {
+			return sameMessages(msgs[:same], a.msgs, 0), drop
+		}
+		drop = min(drop, len(prev))
+		return sameMessages(prev[drop:], a.msgs, 0), drop
+	}
+	// finishPaired, with the flag left to FlaggedMessage.
+	a.flagged = -1
+	if !sysChanged && len(msgs) >= 5 {
+		a.flagged = len(msgs) - 4
+	} else if !sysChanged && len(msgs) >= 2 {
+		a.flagged = 0
+	}
+	if users == 0 {
+		msgs = append(msgs, a.filler(&a.begin, "Begin."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	if msgs[len(msgs)-1].Role == RoleAssistant {
+		msgs = append(msgs, a.filler(&a.cont, "Continue."))
+		tokens += msgs[len(msgs)-1].Tokens()
+	}
+	a.msgs, a.msgTokens, a.plain = msgs, tokens, true
+	if !wasPlain {
+		drop = min(drop, len(prev))
+		return sameMessages(prev[drop:], msgs, 0), drop
+	}
+	return same, drop
+}
+
 // buildSystem builds the system blocks of a request, given the system
 // regions that changed since the last build (all of them if anew), and
 // returns how many leading blocks are as in the last request, and the
@@ -583,6 +686,11 @@ func (c *Context) buildSystem(changed []*region, anew bool) (int, []Message) {
 	lead, held := 0, 0
 	kept := !anew && a.system != nil
 	if kept && len(changed) == 1 && !a.general {
+		if a.lend && a.pure {
+			if same, ok := c.grewInPlace(changed[0]); ok {
+				return same, nil
+			}
+		}
 		blocks, lead, held = c.grewOne(changed[0])
 	}
 	if blocks != nil {
@@ -602,7 +710,54 @@ func (c *Context) buildSystem(changed []*region, anew bool) (int, []Message) {
 	marks, tokens, hash := a.finishSystem(blocks, lead, held)
 	a.spareSys, a.spareMarks = a.system, a.sysMarks
 	a.system, a.sysMarks, a.sysTokens, a.sysHash = blocks, marks, tokens, hash
+	a.pure = a.lend
 	return sameBlocks(a.spareSys, a.system, lead), preamble
+}
+
+// grewInPlace is grewOne for a lent request whose one changed region kept
+// its place and its count of blocks (an open chunk grew): its blocks that
+// changed are written over the last build's, which carry no flags (pure),
+// and the request is finished. It compares each with the block it replaces
+// first (SameSystem, watchStable). Otherwise it returns false, having
+// changed nothing but the region's rendering.
+func (c *Context) grewInPlace(r *region) (int, bool) {
+	a := &c.asm
+	c.renderRegion(r)
+	rd := &r.rend
+	bs := rd.blocks
+	i, at := 0, 0
+	for i < len(a.layout) && a.layout[i].r != r {
+		at += a.layout[i].n
+		i++
+	}
+	if i == len(a.layout) || len(bs) == 0 {
+		return 0, false
+	}
+	s := &a.layout[i]
+	kept := min(rd.sysKept, len(bs))
+	if len(bs) != s.n || kept == s.n || volTier(&bs[0]) != s.tier || bs[0].Cache.priority() != s.prio {
+		return 0, false
+	}
+	blocks, lead, same := a.system, at+kept, -1
+	for k := lead; k < at+len(bs); k++ {
+		b := &bs[k-at]
+		if same < 0 && !sameBlock(&blocks[k], b) {
+			same = k
+		}
+		if b.Volatility == VolatilityStable {
+			c.watchStable(blocks[k:k+1], bs[k-at:k-at+1], 0)
+		}
+		blocks[k] = *b
+	}
+	if same < 0 {
+		same = len(blocks) // the blocks after the region's are as they were
+	}
+	rd.sysKept = len(bs) // until rendered again
+	s.stamp = rd.stamp
+	// The spare buffer's leading blocks are as these are up to lead, at most.
+	a.sysLead = min(a.sysLead, lead)
+	a.sysMarks, a.sysTokens, a.sysHash = a.finishSystem(blocks, lead, 0)
+	return same, true
 }
 
 // sortGroups renders every visible system region that changed and lists
@@ -985,6 +1140,9 @@ func (a *assembler) finishSystem(blocks []Block, from, held int) (sysMarks, int,
 		if newest > first {
 			m.retag = newest
 		}
+	}
+	if a.lend {
+		return m, s.tokens, s.hash // no flags to write (LendRequests)
 	}
 	old := a.spareMarks
 	for _, i := range old.at {

@@ -900,3 +900,195 @@ func fastAndGeneral(t *testing.T, bp *Blueprint) [2]*Context {
 	cs[1].asm.general = true
 	return cs
 }
+
+// A Context that lends its requests (LendRequests) gives the requests that
+// one that copies them gives, but for the Breakpoint flags, the system
+// blocks' RecentlyChanged retags, and SameMessages, which may be less (never
+// more than the run that is the same: checked against a copy of the last
+// request), as SameSystem may for the first request lent after others. The
+// second window, written now and then and emptied again, takes requests to
+// the copying path and back; code's open chunk grows in place.
+func TestLentAsCopied(t *testing.T) {
+	const layout = `[agent]
+[context.regions]
+task = { kind = "pinned", max_tokens = 100 }
+code = { kind = "compacting", max_tokens = 30000, threshold_tokens = 20000, volatility = "grows" }
+conversation = { kind = "sliding_window", max_items = 12, max_tokens = 20000, strategy = "bulk", overflow = 5 }
+notes = { kind = "sliding_window", max_items = 3, max_tokens = 2000 }
+facts = { kind = "pinned", max_tokens = 3000, volatility = "stable" }
+scratch = { kind = "temporary", max_tokens = 4000 }
+scratch2 = { kind = "temporary", max_tokens = 4000 }
+`
+	bp, err := ParseBlueprint("lent.leviath", []byte(layout), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// unflagged prints a request's messages without their Breakpoint flags.
+	unflagged := func(req *Request) string {
+		r := *req
+		r.Messages = nil
+		for _, m := range req.Messages {
+			m.Breakpoint = false
+			m.Blocks = slices.Clone(m.Blocks)
+			for j := range m.Blocks {
+				m.Blocks[j].Breakpoint = false
+			}
+			r.Messages = append(r.Messages, m)
+		}
+		r.System = slices.Clone(req.System)
+		for j := range r.System {
+			b := &r.System[j]
+			b.Breakpoint = false
+			if b.Cache == CacheRecentlyChanged {
+				b.Cache = CacheUntilChanged
+			}
+		}
+		r.SameSystem, r.SameMessages, r.DroppedMessages = 0, 0, 0
+		return fmt.Sprintf("%+v", r)
+	}
+	var lower, total, copying, inPlace int
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		cs := fastAndGeneral(t, bp)
+		cs[1].asm.general = false
+		if seed != 6 {
+			cs[0].LendRequests() // else from op 600 on
+		}
+		var pending []string
+		var last *Request // a copy of the last lent request
+		for i := range 1500 {
+			body := fmt.Sprintf("entry %d\n%s", i, strings.Repeat("y", 20+rng.IntN(400)))
+			n, pick, results := rng.IntN(44), rng.IntN(3), min(len(pending), 1+rng.IntN(3))
+			var calls []ToolCall
+			if n < 14 {
+				for j := range 1 + rng.IntN(3) {
+					calls = append(calls, ToolCall{ID: fmt.Sprint("c", i, "-", j), Name: "bash", Args: json.RawMessage(`{}`)})
+				}
+			}
+			args, _ := json.Marshal(map[string]any{"region": "conversation", "oldest": 1 + pick})
+			clear, _ := json.Marshal(map[string]any{"region": "notes", "oldest": 3})
+			for _, c := range cs {
+				switch {
+				case n < 14:
+					c.AddAssistant([]string{"", "calling", "calling"}[pick], calls)
+					if n >= 5 {
+						for _, tc := range calls {
+							c.AddToolResult(ToolResult{CallID: tc.ID, Tool: "bash", Content: body})
+						}
+					}
+				case n < 20:
+					for _, id := range pending[:results] {
+						c.AddToolResult(ToolResult{CallID: id, Tool: "bash", Content: body})
+					}
+				case n == 25:
+					c.AddUser("  ") // a blank turn: finishing drops it
+				case n < 25:
+					c.AddUser([]string{body[:30], "go on"}[pick%2])
+				case n < 29:
+					c.AddAssistant([]string{"done", "ok", " "}[min(pick, n-26)], nil)
+				case n < 30:
+					c.CallTool("context_delete", args)
+				case n < 34:
+					_ = c.Write("code", body)
+				case n < 36:
+					_ = c.Write("notes", body[:min(len(body), 30)])
+				case n < 37:
+					_ = c.Write("facts", body[:min(len(body), 20)]) // warned of once full
+					if pick > 0 {
+						_ = c.Write("code", body) // two regions changed
+					}
+				case n < 39:
+					_ = c.Write("scratch", body[:min(len(body), 60)]) // after code
+					if pick == 0 {
+						_ = c.Write("scratch2", body[:min(len(body), 60)]) // a build not in place, after code
+					}
+				default:
+					c.CallTool("context_delete", clear)
+				}
+			}
+			if n < 5 {
+				for _, tc := range calls {
+					pending = append(pending, tc.ID)
+				}
+			}
+			if n >= 14 && n < 20 {
+				pending = pending[results:]
+			}
+			if rng.IntN(3) == 0 {
+				continue // several changes between requests
+			}
+			first := false // the first request lent
+			if seed == 6 && i >= 600 && !cs[0].asm.lend {
+				cs[0].LendRequests()
+				first = true
+			}
+			var sys0 *Block // the last request's first system block
+			if last != nil && len(cs[0].asm.system) > 0 {
+				sys0 = &cs[0].asm.system[0]
+			}
+			lent, copied := cs[0].Assemble(), cs[1].Assemble()
+			if len(lent.System) > 0 && &lent.System[0] == sys0 && lent.SameSystem < len(lent.System) {
+				inPlace++ // grewInPlace
+			}
+			if got, want := unflagged(lent), unflagged(copied); got != want {
+				t.Fatalf("seed %d op %d: the lent request differs:\n%s\nwant\n%s", seed, i, got, want)
+			}
+			for k, b := range lent.System {
+				if cs[0].asm.lend && (b.Breakpoint || b.Cache == CacheRecentlyChanged) {
+					t.Fatalf("seed %d op %d: lent system block %d is flagged or retagged: %+v", seed, i, k, b)
+				}
+			}
+			if got, want := fmt.Sprint(cs[0].Drain()), fmt.Sprint(cs[1].Drain()); got != want {
+				t.Fatalf("seed %d op %d: the lent request's events differ:\n%s\nwant\n%s", seed, i, got, want)
+			}
+			// Less only for the first request lent after some that were not.
+			if lent.SameSystem > copied.SameSystem || lent.SameSystem < copied.SameSystem && last != nil && !first {
+				t.Fatalf("seed %d op %d: %d system blocks the same, of %d", seed, i, lent.SameSystem, copied.SameSystem)
+			}
+			if last != nil {
+				for k := range lent.SameSystem {
+					if !sameBlock(&last.System[k], &lent.System[k]) {
+						t.Fatalf("seed %d op %d: system block %d is not the last request's", seed, i, k)
+					}
+				}
+			}
+			same, drop := lent.SameMessages, lent.DroppedMessages
+			if same > copied.SameMessages {
+				t.Fatalf("seed %d op %d: %d messages the same, of %d", seed, i, same, copied.SameMessages)
+			}
+			if last != nil && same > 0 {
+				if drop+same > len(last.Messages) {
+					t.Fatalf("seed %d op %d: %d dropped and %d the same, of %d", seed, i, drop, same, len(last.Messages))
+				}
+				for k := range same {
+					if !sameMessage(&last.Messages[drop+k], &lent.Messages[k]) {
+						t.Fatalf("seed %d op %d: message %d is not the last request's %d", seed, i, k, drop+k)
+					}
+				}
+			}
+			if same < copied.SameMessages {
+				lower++
+			}
+			if !cs[0].asm.lent {
+				copying++
+			}
+			total++
+			last = lent.Clone()
+		}
+	}
+	if lower*10 > total || copying < 100 || inPlace < 100 {
+		t.Fatalf("%d of %d requests say fewer messages are the same; %d took the copying path, %d grew in place", lower, total, copying, inPlace)
+	}
+}
+
+func sameMessage(x, y *Message) bool {
+	if x.Role != y.Role || len(x.Blocks) != len(y.Blocks) {
+		return false
+	}
+	for j := range x.Blocks {
+		if !sameBlock(&x.Blocks[j], &y.Blocks[j]) {
+			return false
+		}
+	}
+	return true
+}
