@@ -380,6 +380,7 @@ func (p *regionPolicy) startEngine() bool {
 		return false
 	}
 	p.ctx = c
+	c.LendRequests() // each request is read before the next
 	for _, u := range c.Occupancy() {
 		p.region(u.Name).kind = u.Kind
 	}
