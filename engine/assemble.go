@@ -715,11 +715,12 @@ func (c *Context) buildSystem(changed []*region, anew bool) (int, []Message) {
 }
 
 // grewInPlace is grewOne for a lent request whose one changed region kept
-// its place and its count of blocks (an open chunk grew): its blocks that
-// changed are written over the last build's, which carry no flags (pure),
-// and the request is finished. It compares each with the block it replaces
-// first (SameSystem, watchStable). Otherwise it returns false, having
-// changed nothing but the region's rendering.
+// its place and its count of blocks (an open chunk grew) or gained one (a
+// chunk was added: the blocks after it move up one, in place): its blocks
+// that changed are written over the last build's, which carry no flags
+// (pure), and the request is finished. It compares each with the block it
+// replaces first (SameSystem, watchStable). Otherwise it returns false,
+// having changed nothing but the region's rendering.
 func (c *Context) grewInPlace(r *region) (int, bool) {
 	a := &c.asm
 	c.renderRegion(r)
@@ -734,17 +735,30 @@ func (c *Context) grewInPlace(r *region) (int, bool) {
 		return 0, false
 	}
 	s := &a.layout[i]
-	kept := min(rd.sysKept, len(bs))
-	if len(bs) != s.n || kept == s.n || volTier(&bs[0]) != s.tier || bs[0].Cache.priority() != s.prio {
+	kept, added := min(rd.sysKept, len(bs)), len(bs)-s.n
+	if added < 0 || added > 1 || kept == len(bs) || volTier(&bs[0]) != s.tier || bs[0].Cache.priority() != s.prio ||
+		cap(a.system)-len(a.system) < added {
 		return 0, false
 	}
-	blocks, lead, same := a.system, at+kept, -1
+	blocks, lead, same, n := a.system, at+kept, -1, len(a.system)
+	end := at + s.n // the first block after the region's, before
+	if added > 0 {
+		// Each block after the region's takes the next one's place.
+		blocks = blocks[:len(blocks)+1]
+		for k := end + 1; k < len(blocks)-1; k++ {
+			if blocks[k-1].Volatility == VolatilityStable {
+				c.watchStable(blocks[k:k+1], blocks[k-1:k], 0)
+			}
+		}
+		copy(blocks[end+1:], blocks[end:])
+		a.system, s.n = blocks, len(bs)
+	}
 	for k := lead; k < at+len(bs); k++ {
 		b := &bs[k-at]
-		if same < 0 && !sameBlock(&blocks[k], b) {
+		if same < 0 && (k >= end || !sameBlock(&blocks[k], b)) { // past end: added
 			same = k
 		}
-		if b.Volatility == VolatilityStable {
+		if b.Volatility == VolatilityStable && k < n {
 			c.watchStable(blocks[k:k+1], bs[k-at:k-at+1], 0)
 		}
 		blocks[k] = *b

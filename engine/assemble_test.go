@@ -946,7 +946,7 @@ scratch2 = { kind = "temporary", max_tokens = 4000 }
 		r.SameSystem, r.SameMessages, r.DroppedMessages = 0, 0, 0
 		return fmt.Sprintf("%+v", r)
 	}
-	var lower, total, copying, inPlace int
+	var lower, total, copying, inPlace, added int
 	for _, seed := range []uint64{1, 2, 3, 4, 5, 6} {
 		rng := rand.New(rand.NewPCG(seed, 23))
 		cs := fastAndGeneral(t, bp)
@@ -1029,6 +1029,9 @@ scratch2 = { kind = "temporary", max_tokens = 4000 }
 			lent, copied := cs[0].Assemble(), cs[1].Assemble()
 			if len(lent.System) > 0 && &lent.System[0] == sys0 && lent.SameSystem < len(lent.System) {
 				inPlace++ // grewInPlace
+				if last != nil && len(lent.System) == len(last.System)+1 {
+					added++ // a chunk added, the blocks after it moved
+				}
 			}
 			if got, want := unflagged(lent), unflagged(copied); got != want {
 				t.Fatalf("seed %d op %d: the lent request differs:\n%s\nwant\n%s", seed, i, got, want)
@@ -1076,8 +1079,8 @@ scratch2 = { kind = "temporary", max_tokens = 4000 }
 			last = lent.Clone()
 		}
 	}
-	if lower*10 > total || copying < 100 || inPlace < 100 {
-		t.Fatalf("%d of %d requests say fewer messages are the same; %d took the copying path, %d grew in place", lower, total, copying, inPlace)
+	if lower*10 > total || copying < 100 || inPlace < 100 || added < 10 {
+		t.Fatalf("%d of %d requests say fewer messages are the same; %d took the copying path, %d grew in place (%d by a chunk)", lower, total, copying, inPlace, added)
 	}
 }
 
