@@ -1493,10 +1493,12 @@ func extendWide(b, a *Block) {
 }
 
 // filter is a signature that rules block b out of holding any fact whose
-// trigrams it lacks: its text's, or all trigrams if it lists facts or has
-// no signature.
+// trigrams it lacks, for present: its text's, or all trigrams if it has
+// no signature or lists facts that are not in the fact index. (A block
+// that lists facts is in the index unless refetched, see env.record, and
+// present looks there first: a block it searches cannot list the fact.)
 func (b *Block) filter() gramSig {
-	if b.sigState != 1 || len(b.Facts) > 0 {
+	if b.sigState != 1 || b.Refetched && len(b.Facts) > 0 {
 		return gramSig{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	}
 	return b.sig
@@ -1504,7 +1506,7 @@ func (b *Block) filter() gramSig {
 
 // mayHold reports whether b.filter() covers need, reading the block alone.
 func (b *Block) mayHold(need *gramSig) bool {
-	return b.sigState != 1 || len(b.Facts) > 0 || b.sig.covers(need)
+	return b.sigState != 1 || b.Refetched && len(b.Facts) > 0 || b.sig.covers(need)
 }
 
 // signText adds to g (a signature or a wide one) the trigrams of s that
