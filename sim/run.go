@@ -831,11 +831,6 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		m.closeGone(prev[lcpPtr:], prefix, r)
 		tot = v.tokensThrough(n - 1) // counted by walkHashed
 	}
-	if m.from > 0 { // after closing: the blocks that left were not re-prefilled
-		m.resent.add(m.from)
-		m.resends++
-		m.from = 0
-	}
 	m.tot = tot
 	if r > 1 && tot > 0 {
 		m.ratios = append(m.ratios, float64(stable)/float64(tot))
@@ -1248,7 +1243,8 @@ func (m *meter) found(b *Block, p *trace.Probe, need *gramSig, memo *factMemo) b
 // current one (r) no longer lists: those its walk did not see (see
 // walkHashed) and it does not list (see add), unless listed in prefix, the
 // part of its unchanged prefix that may hold them (a policy whose request
-// repeats blocks may list one there too).
+// repeats blocks may list one there too). Then a lazy meter counts the
+// request's re-prefill (see resendLazy).
 func (m *meter) closeGone(left, prefix []*Block, r int) {
 	r32 := int32(r)
 	for _, b := range left {
@@ -1259,6 +1255,11 @@ func (m *meter) closeGone(left, prefix []*Block, r int) {
 			m.close(b, r)
 			b.places = 0 // see countPlaces
 		}
+	}
+	if m.from > 0 { // after closing: the blocks that left were not re-prefilled
+		m.resent.add(m.from)
+		m.resends++
+		m.from = 0
 	}
 }
 
