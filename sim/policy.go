@@ -299,6 +299,8 @@ type flatPolicy struct {
 
 	// clairvoyant
 	oracle *future
+	next   []int // evictFurthest's, by index in all
+	top    []int // evictFurthest's
 
 	all    []*Block // the request, in order
 	npin   int      // pinned blocks at the front of all
@@ -472,32 +474,69 @@ func (p *flatPolicy) compact() {
 // content never used again goes first, oldest first. The task and system
 // prompt are used by every request and go last, newest first.
 func (p *flatPolicy) evictFurthest() {
-	for p.tokens > p.budget && len(p.all) > 0 {
-		best, bestNext := -1, math.MinInt
-		for i, b := range p.all {
-			var next int
-			if b.Kind == BlockTask || b.Kind == BlockSystem {
-				next = -1 - i // used by every request
-			} else {
-				if b.nextUse < p.oracle.pos {
-					b.nextUse = p.oracle.nextUse(b.ID)
-				}
-				next = b.nextUse
-			}
-			if next > bestNext {
-				best, bestNext = i, next
-			}
-		}
-		p.tokens -= p.all[best].Tokens
-		p.env.evictions++
-		if best < p.npin {
-			p.npin--
-		}
-		copy(p.all[best:], p.all[best+1:])
-		p.all[len(p.all)-1] = nil
-		p.all = p.all[:len(p.all)-1]
-		p.touch(best)
+	if p.tokens <= p.budget {
+		return
 	}
+	// Each block's next use is found once; the blocks evicted are then
+	// picked among these numbers, not the blocks, and dropped at once.
+	next := p.next[:0]
+	for i, b := range p.all {
+		if b.Kind == BlockTask || b.Kind == BlockSystem {
+			next = append(next, -1-i) // used by every request
+			continue
+		}
+		if b.nextUse < p.oracle.pos {
+			b.nextUse = p.oracle.nextUse(b.ID)
+		}
+		next = append(next, b.nextUse)
+	}
+	p.next = next
+	first, n, pinned := len(next), 0, 0
+	for p.tokens > p.budget && n < len(next) {
+		p.top = furthest(next, p.top[:0])
+		for _, best := range p.top {
+			if p.tokens <= p.budget {
+				break
+			}
+			next[best] = gone
+			p.tokens -= p.all[best].Tokens
+			n++
+			if best < p.npin {
+				pinned++
+			}
+			first = min(first, best)
+		}
+	}
+	p.env.evictions += n
+	p.npin -= pinned
+	kept := first
+	for i, b := range p.all[first:] {
+		if next[first+i] != gone {
+			p.all[kept] = b
+			kept++
+		}
+	}
+	clear(p.all[kept:])
+	p.all = p.all[:kept]
+	p.touch(first)
+}
+
+// gone marks an evicted block's next use.
+const gone = math.MinInt
+
+// furthest appends to top the indices of the greatest of next but those
+// gone, in order: the order evictFurthest evicts them in.
+func furthest(next, top []int) []int {
+	m := gone
+	for _, x := range next {
+		m = max(m, x)
+	}
+	for i, x := range next {
+		if x == m {
+			top = append(top, i)
+		}
+	}
+	return top
 }
 
 // future knows, for clairvoyant, where each content is next used.

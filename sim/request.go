@@ -44,8 +44,8 @@ type Block struct {
 	// policy's, those the meter reads of each block, those of a block that
 	// is re-prefilled.
 	key    uint64 // region policy: engine block identity
-	pos    int    // region policy: index in the last request that held it
-	used   int    // region policy: last request that held it
+	pos    int    // region policy: index in the last request that held it; flat: the meter's key, see meter.settle
+	used   int    // region policy: last request that held it; flat: see meter.settle
 	Hash   uint64 // content hash: equal hashes mean equal content
 	Tokens int
 	// Meter state, kept on the block so that a request is walked once.

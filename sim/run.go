@@ -203,6 +203,8 @@ func runWith(ctx context.Context, src Source, cfg Config, s *runScratch) (*Resul
 	r = &runner{cfg: cfg, env: e, pol: pol, fut: fut, prof: prof}
 	r.m.init(e, cm)
 	r.m.walkAll = cfg.walkAll
+	_, flat := pol.(*flatPolicy)
+	r.m.lazy = flat && !cfg.walkAll
 	if err := r.run(ctx, src); err != nil {
 		return nil, err
 	}
@@ -687,6 +689,10 @@ type meter struct {
 	// block (0 once it left), which costs less where a walk sees most
 	// blocks again (a flat policy's requests).
 	counts bool
+	// lazy is set for a flat policy, whose requests neither track nor
+	// repeat blocks: then the blocks past the read point but the first are
+	// re-prefilled by counting, not walked, see settle.
+	lazy bool
 
 	requests                        int
 	input, read, write, output      int64
@@ -703,6 +709,11 @@ type meter struct {
 	memo                            map[string]int32 // fact text -> its index in memos
 	memos                           []factMemo
 	depth                           []DepthBucket // by bucket; UpTo 0 if none yet
+
+	resent  keyCounts // see lazy
+	resends int       // requests that re-prefilled from a key, see settle
+	nextKey int       // the last key given
+	from    int       // the key this request re-prefills from, counted once it is measured
 }
 
 func (m *meter) init(e *env, cm cacheModel) {
@@ -793,7 +804,11 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 	if tracked {
 		lz = min(n, max(start+1, req.keptFrom))
 	}
-	m.resendFrom(blocks, start, read, lz, lcpPtr, carry{tn, tn + tl, tp - tn})
+	if m.lazy {
+		m.resendLazy(blocks, start, read)
+	} else {
+		m.resendFrom(blocks, start, read, lz, lcpPtr, carry{tn, tn + tl, tp - tn})
+	}
 	// A block present in the last request was sent then (or before).
 	for _, i := range m.fresh {
 		blocks[i].sent = true
@@ -895,6 +910,10 @@ func (m *meter) walkHashed(blocks []*Block, lo int) {
 	if lo > 0 {
 		h, tot = v.chains[lo-1], v.cum[lo-1]
 	}
+	lazy, key := m.lazy, 0
+	if lazy && lo > 0 {
+		key = blocks[lo-1].pos
+	}
 	// Walked as slices of one length, so that indexing them is not checked.
 	walk := blocks[lo:]
 	wch, wcum := v.chains[lo:][:len(walk)], v.cum[lo:][:len(walk)]
@@ -906,6 +925,12 @@ func (m *meter) walkHashed(blocks []*Block, lo int) {
 		}
 		wch[j], wcum[j] = h, tot
 		b.places = r32 // not counted: see meter.counts
+		if lazy {
+			if b.pos <= key {
+				m.rekey(b)
+			}
+			key = b.pos
+		}
 		if b.since < 0 {
 			// arrive, written out: a flat policy's requests add blocks at
 			// their end, one at a time.
@@ -992,6 +1017,111 @@ func (m *meter) relist(blocks []*Block, lz, lcpPtr int, carried carry) {
 	m.add(blocks[is:])
 	m.reprefill += m.listedTokens // add took those it added out
 	m.k++
+}
+
+// While the meter is lazy (see meter.lazy), a present block's pos is its
+// key, which grows along the request, and its used is how many requests
+// re-prefilled from a key up to its own when it was last settled: each
+// request re-prefills its blocks from a key on (those past its read
+// point but the first, whose keys are that key's or higher), counted in
+// resent once, and a block's re-prefill is added when its pending tokens
+// are read (settle). (Flat policies' blocks leave pos and used, the
+// region policy's, unused.)
+
+// keyCounts counts, per key, the requests that re-prefilled from it: a
+// Fenwick tree (1-based, its length a power of two), so that the requests
+// from a key up to k are counted in O(log k).
+type keyCounts struct{ tree []int32 }
+
+func (c *keyCounts) add(k int) {
+	for ; k < len(c.tree); k += k & -k {
+		c.tree[k]++
+	}
+}
+
+// upTo is how many requests re-prefilled from a key up to k.
+func (c *keyCounts) upTo(k int) int {
+	n := 0
+	for ; k > 0; k -= k & -k {
+		n += int(c.tree[k])
+	}
+	return n
+}
+
+// grow makes room for key k. Of the new nodes, only those at powers of
+// two sum keys below the old length: all of them.
+func (c *keyCounts) grow(k int) {
+	l := len(c.tree)
+	n := max(1024, 2*l)
+	for n <= k {
+		n *= 2
+	}
+	all := int32(c.upTo(l - 1))
+	c.tree = append(c.tree, make([]int32, n-l)...)
+	for p := max(l, 1); p < n; p *= 2 {
+		c.tree[p] = all
+	}
+}
+
+// rekey gives block b, walked past a block whose key is not lower than
+// its own (or new), the next key, settling what it had.
+func (m *meter) rekey(b *Block) {
+	if b.pos != 0 {
+		m.settle(b)
+	}
+	m.nextKey++
+	if m.nextKey >= len(m.resent.tree) {
+		m.resent.grow(m.nextKey)
+	}
+	b.pos, b.used = m.nextKey, m.resends // every request's key is lower
+}
+
+// settle adds the re-prefill the requests counted in resent since block b
+// was last settled gave it, as resendAll would have.
+func (m *meter) settle(b *Block) {
+	if b.pos == 0 || b.used == m.resends {
+		return // no key (not present), or no request counted since
+	}
+	n := m.resent.upTo(b.pos) - b.used
+	if n == 0 {
+		return
+	}
+	b.used += n
+	if b.Refetched {
+		return
+	}
+	part := int64(b.Tokens) * int64(n)
+	m.reprefill += part
+	if !b.exempt {
+		m.resend(b, part) // the same as n resends of b.Tokens, summed
+	}
+}
+
+// unkey settles block b, which leaves, and takes its key.
+func (m *meter) unkey(b *Block) {
+	m.settle(b)
+	b.pos, b.used = 0, 0
+}
+
+// resendLazy is resendFrom for a lazy meter: the first block past the read
+// point is re-prefilled at once, as is new content (its part is not its
+// tokens); the others are counted from the next block's key on. A few
+// blocks (most requests re-prefill only what they added) are walked.
+// (A block's re-prefill, in one go or counted and settled, adds up to the
+// same: resend's dead part sums.)
+func (m *meter) resendLazy(blocks []*Block, start, read int) {
+	if len(blocks)-start <= 8 {
+		m.resendAll(blocks[start:], read)
+		return
+	}
+	m.resendAll(blocks[start:start+1], read)
+	m.from = blocks[start+1].pos
+	for _, i := range m.fresh {
+		if b := blocks[i]; int(i) > start && !b.sent {
+			b.used++ // not counted by this request's key
+			m.resendAll(blocks[i:i+1], 0)
+		}
+	}
 }
 
 // resendAll adds the re-prefill of blocks, all past the read point but the
@@ -1113,14 +1243,23 @@ func (m *meter) found(b *Block, p *trace.Probe, need *gramSig, memo *factMemo) b
 // current one (r) no longer lists: those its walk did not see (see
 // walkHashed) and it does not list (see add), unless listed in prefix, the
 // part of its unchanged prefix that may hold them (a policy whose request
-// repeats blocks may list one there too).
+// repeats blocks may list one there too). Then a lazy meter counts the
+// request's re-prefill (see resendLazy).
 func (m *meter) closeGone(left, prefix []*Block, r int) {
 	r32 := int32(r)
 	for _, b := range left {
 		if b.places != r32 && b.listed == 0 && b.since >= 0 && !slices.Contains(prefix, b) {
+			if m.lazy {
+				m.unkey(b)
+			}
 			m.close(b, r)
 			b.places = 0 // see countPlaces
 		}
+	}
+	if m.from > 0 { // after closing: the blocks that left were not re-prefilled
+		m.resent.add(m.from)
+		m.resends++
+		m.from = 0
 	}
 }
 
@@ -1172,6 +1311,9 @@ func (m *meter) close(b *Block, r int) {
 // their totals over all blocks. Task, system and refetched blocks never
 // have any.
 func (m *meter) pend(b *Block, tokens, reprefill int64) {
+	if m.lazy {
+		m.settle(b) // (close settled its block before reading it)
+	}
 	m.dead += tokens - b.pendingTokens
 	if b.slot > 0 {
 		for len(m.deadBy) < int(b.slot) {
@@ -1352,10 +1494,12 @@ func extendWide(b, a *Block) {
 }
 
 // filter is a signature that rules block b out of holding any fact whose
-// trigrams it lacks: its text's, or all trigrams if it lists facts or has
-// no signature.
+// trigrams it lacks, for present: its text's, or all trigrams if it has
+// no signature or lists facts that are not in the fact index. (A block
+// that lists facts is in the index unless refetched, see env.record, and
+// present looks there first: a block it searches cannot list the fact.)
 func (b *Block) filter() gramSig {
-	if b.sigState != 1 || len(b.Facts) > 0 {
+	if b.sigState != 1 || b.Refetched && len(b.Facts) > 0 {
 		return gramSig{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	}
 	return b.sig
@@ -1363,7 +1507,7 @@ func (b *Block) filter() gramSig {
 
 // mayHold reports whether b.filter() covers need, reading the block alone.
 func (b *Block) mayHold(need *gramSig) bool {
-	return b.sigState != 1 || len(b.Facts) > 0 || b.sig.covers(need)
+	return b.sigState != 1 || b.Refetched && len(b.Facts) > 0 || b.sig.covers(need)
 }
 
 // signText adds to g (a signature or a wide one) the trigrams of s that
@@ -1626,6 +1770,9 @@ func (m *meter) finish(out *Metrics, clock float64) {
 	m.lz = len(m.prev)
 	for _, b := range m.prev {
 		if b.since >= 0 {
+			if m.lazy {
+				m.unkey(b)
+			}
 			m.close(b, m.requests+1)
 		}
 	}

@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ctxsim/ctxsim/sim/trace"
+	"github.com/ctxsim/ctxsim/workloads/synthetic"
+)
+
+// A flat policy's blocks past the read point are re-prefilled by counting
+// (see meter.settle): walking each of them must give the same results, for
+// every flat policy on every synthetic workload and on random workloads, at
+// small and large windows.
+func TestFlatMeterAsWalked(t *testing.T) {
+	type workload struct {
+		name string
+		hdr  trace.Header
+		evs  []trace.Event
+	}
+	var loads []workload
+	for _, name := range synthetic.Names() {
+		p, err := synthetic.Load(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []trace.Event
+		if err := synthetic.Generate(p, 2, func(ev *trace.Event) error { evs = append(evs, *ev); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		loads = append(loads, workload{name, synthetic.Header(p, 2), evs})
+	}
+	h, evs := randomWorkload(5, 400)
+	loads = append(loads, workload{"random", h, evs})
+	for _, l := range loads {
+		for _, policy := range []string{"flat", "flat-keep-system", "flat-compact", "flat-clear-tools", "clairvoyant", "unbounded"} {
+			for _, w := range []int{8192, 32768, 200000} {
+				var out [2][]byte
+				for i, walkAll := range []bool{false, true} {
+					cfg := Config{Policy: policy, Model: testProfile("anthropic"), Window: w, walkAll: walkAll}
+					res, err := Run(context.Background(), SliceSource(l.hdr, l.evs), cfg)
+					if err != nil {
+						t.Fatalf("%s %s %d: %v", l.name, policy, w, err)
+					}
+					out[i], _ = json.Marshal(res)
+				}
+				if !bytes.Equal(out[0], out[1]) {
+					t.Errorf("%s %s %d: results differ from walking every block:\n%s\n%s", l.name, policy, w, out[0], out[1])
+				}
+			}
+		}
+	}
+}
+
+// keyCounts counts the requests from a key up to k as a list of them would,
+// as it grows.
+func TestKeyCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var c keyCounts
+	var from []int
+	for keys := 1; keys < 5000; keys += rng.IntN(40) {
+		if keys >= len(c.tree) {
+			c.grow(keys)
+		}
+		for range rng.IntN(3) {
+			k := 1 + rng.IntN(keys)
+			c.add(k)
+			from = append(from, k)
+		}
+		k := 1 + rng.IntN(keys)
+		want := 0
+		for _, f := range from {
+			if f <= k {
+				want++
+			}
+		}
+		if got := c.upTo(k); got != want {
+			t.Fatalf("%d keys: upTo(%d) = %d, want %d", keys, k, got, want)
+		}
+	}
+}
