@@ -143,6 +143,24 @@ func (t *callTable) add(id string) *callInfo {
 	return &t.infos[len(t.infos)-1]
 }
 
+// enter is add for an id that is most likely new (the call of a result
+// that is no refetch): entered first, in one map access that adds to the
+// value, and looked up only if it was there already. A new id is hashed
+// once, not twice.
+func (t *callTable) enter(id string) *callInfo {
+	if t.index == nil {
+		t.index = map[string]int{}
+	}
+	n, had := len(t.infos), len(t.index)
+	t.index[id] += n + 1
+	if len(t.index) == had { // entered before: undone
+		t.index[id] -= n + 1
+		return &t.infos[t.index[id]-1]
+	}
+	t.infos = append(t.infos, callInfo{id: id})
+	return &t.infos[n]
+}
+
 // regionState is what converting blocks keeps of one region.
 type regionState struct {
 	name  string
@@ -468,7 +486,12 @@ func (p *regionPolicy) observe(ev *trace.Event) {
 		if !p.start() {
 			return
 		}
-		ci := p.calls.add(ev.CallID)
+		var ci *callInfo
+		if p.env.refetching { // the call was re-issued: entered already
+			ci = p.calls.add(ev.CallID)
+		} else {
+			ci = p.calls.enter(ev.CallID)
+		}
 		ci.event, ci.stat, ci.hasEvent = ev.ID, p.env.observed(ev.ID), true
 		_, err := p.ctx.AddToolResult(engine.ToolResult{CallID: ev.CallID, Tool: ev.Tool, Content: p.content(ev), IsError: ev.IsError})
 		p.check("tool result", err)

@@ -419,7 +419,8 @@ func TestRegionToolCallBlocks(t *testing.T) {
 }
 
 // TestCallTable checks the tool call table against a map: the newest call
-// (found by comparison), older ones, ids again, and unknown ids.
+// (found by comparison), older ones, ids added or entered again, and
+// unknown ids.
 func TestCallTable(t *testing.T) {
 	var tab callTable
 	want := map[string]string{}
@@ -428,7 +429,11 @@ func TestCallTable(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("toolu_%020d", i), fmt.Sprint(i))
 	}
 	for i, id := range ids {
-		c := tab.add(id)
+		add := tab.add
+		if i%2 == 1 {
+			add = tab.enter // as a result's call, entered first
+		}
+		c := add(id)
 		if c.id != id {
 			t.Fatalf("add(%q) returned the info of %q", id, c.id)
 		}
@@ -438,6 +443,9 @@ func TestCallTable(t *testing.T) {
 		}
 		if old := ids[i/2]; tab.add(old).id != old { // an old id again adds nothing
 			t.Fatalf("add(%q) again returned the info of %q", old, tab.add(old).id)
+		}
+		if old := ids[i/3]; tab.enter(old).id != old { // nor entering it
+			t.Fatalf("enter(%q) again returned the info of %q", old, tab.enter(old).id)
 		}
 	}
 	if len(tab.infos) != len(ids) {
