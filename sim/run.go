@@ -769,15 +769,23 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		}
 	}
 	m.fresh = m.fresh[:0]
-	walked := 0 // the tokens of the blocks walked past carried ones
+	walked := 0           // the tokens of the blocks walked past carried ones
+	left := prev[lcpPtr:] // the last request's blocks that may have left
 	if m.counts {
 		walked = m.walk(blocks, lcpPtr, tn) + m.walk(blocks, tn+tl, n)
+	} else if d := req.dropped; m.lazy && d > 0 && lcpPtr == req.same && d <= len(left) && len(prev)-d <= n {
+		// A flat policy dropped its oldest messages: the others are carried
+		// to blocks[lcpPtr:len(prev)-d], only hashed, and only the dropped
+		// ones may have left.
+		left = left[:d]
+		m.rtot -= refetchedTokens(left)
+		m.walkHashed(blocks, len(prev)-d)
 	} else {
 		// The refetched tokens of the blocks kept: the last request's but
 		// those of the others, or counted, whichever are fewer (a flat
 		// policy's requests change near their start).
-		if len(prev)-lcpPtr <= lcpPtr {
-			m.rtot -= refetchedTokens(prev[lcpPtr:])
+		if len(left) <= lcpPtr {
+			m.rtot -= refetchedTokens(left)
 		} else {
 			m.rtot = refetchedTokens(blocks[:lcpPtr])
 		}
@@ -828,7 +836,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		if req.repeats {
 			prefix = blocks[:lcpPtr]
 		}
-		m.closeGone(prev[lcpPtr:], prefix, r)
+		m.closeGone(left, prefix, r)
 		tot = v.tokensThrough(n - 1) // counted by walkHashed
 	}
 	m.tot = tot
