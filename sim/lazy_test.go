@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
@@ -80,5 +81,39 @@ func TestKeyCounts(t *testing.T) {
 		if got := c.upTo(k); got != want {
 			t.Fatalf("%d keys: upTo(%d) = %d, want %d", keys, k, got, want)
 		}
+	}
+}
+
+// The filters of the blocks a flat policy drops are taken out of present's
+// when it reads them, as if each request had moved them.
+func TestDropSigs(t *testing.T) {
+	sigs := func(ids ...uint64) []gramSig {
+		var s []gramSig
+		for _, id := range ids {
+			s = append(s, gramSig{id})
+		}
+		return s
+	}
+	var m meter
+	m.sigs, m.valid = sigs(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), 6
+	m.dropSigs(2, 1) // 0 1 3 4 5 6 7 8 9
+	m.cutSigs(8)     // 0 1 3 4 5 6 7 8
+	m.dropSigs(2, 2) // 0 1 5 6 7 8
+	m.cutSigs(6)
+	m.takeDropped()
+	if want := sigs(0, 1, 5, 6, 7, 8); !slices.Equal(m.sigs, want) || m.valid != 3 {
+		t.Errorf("sigs %v valid %d, want %v valid 3", m.sigs, m.valid, want)
+	}
+	m.dropSigs(1, 2) // 0 7 8
+	m.cutSigs(1)     // 0
+	m.takeDropped()
+	if want := sigs(0); !slices.Equal(m.sigs, want) || min(m.valid, len(m.sigs)) != 1 {
+		t.Errorf("sigs %v valid %d, want %v valid 1", m.sigs, m.valid, want)
+	}
+	m.sigs, m.valid = sigs(0, 1, 2, 3, 4, 5), 3
+	m.dropSigs(1, 3) // 0 4 5, of which 0 written
+	m.takeDropped()
+	if want := sigs(0, 4, 5); !slices.Equal(m.sigs, want) || m.valid != 1 {
+		t.Errorf("sigs %v valid %d, want %v valid 1", m.sigs, m.valid, want)
 	}
 }

@@ -306,6 +306,7 @@ type flatPolicy struct {
 	npin   int      // pinned blocks at the front of all
 	tokens int      // tokens of all
 	dirty  int
+	sent   int // len(all) at the last request
 
 	req Request
 }
@@ -337,8 +338,9 @@ func (p *flatPolicy) touch(i int) {
 	}
 }
 
-// dropOldest drops the oldest unpinned messages until the list fits.
-func (p *flatPolicy) dropOldest() {
+// dropOldest drops the oldest unpinned messages until the list fits and
+// returns how many it dropped.
+func (p *flatPolicy) dropOldest() int {
 	// The newest message always stays: an agent sends at least what it just
 	// received. When that message alone is over the window, the request is
 	// too, and the over_window_requests metric counts it, instead of an
@@ -350,18 +352,19 @@ func (p *flatPolicy) dropOldest() {
 	}
 	n := k - p.npin
 	if n == 0 {
-		return
+		return 0
 	}
 	p.env.evictions += n
 	p.touch(p.npin)
 	if p.npin == 0 {
 		clear(p.all[:n])
 		p.all = p.all[n:]
-		return
+		return n
 	}
 	m := copy(p.all[p.npin:], p.all[k:])
 	clear(p.all[p.npin+m:])
 	p.all = p.all[:p.npin+m]
+	return n
 }
 
 func (p *flatPolicy) request() *Request {
@@ -374,12 +377,19 @@ func (p *flatPolicy) request() *Request {
 	if p.oracle != nil && p.tokens > p.budget {
 		p.evictFurthest()
 	}
+	p.req.dropped = 0
 	if p.tokens > p.budget {
-		p.dropOldest()
+		// Only appended to since the last request: its blocks but those
+		// dropped are carried in order, which the meter need not walk.
+		appended := p.dirty >= p.sent
+		if n := p.dropOldest(); appended {
+			p.req.dropped = min(n, p.sent-p.npin)
+		}
 	}
 	p.req.Blocks = p.all
 	p.req.same = p.dirty
 	p.dirty = math.MaxInt
+	p.sent = len(p.all)
 	p.req.Marks = flatMarks(p.req.Marks[:0], p.req.Blocks)
 	return &p.req
 }

@@ -501,6 +501,10 @@ type Request struct {
 	gone     [2]span
 	keptFrom int
 	tracked  bool
+	// dropped is a flat policy's report that of the last request's blocks
+	// from same on, only the first dropped left: the others are this
+	// request's from same on, in order, before those it added.
+	dropped int
 	// repeats is a policy's warning that it may list a block more than once
 	// (identical content shares one block); without it, each block is
 	// listed at most once.

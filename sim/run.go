@@ -667,17 +667,21 @@ type meter struct {
 	taskSig    gramSig // trigrams of taskText
 	taskIn     int     // blocks holding the task text in the current request
 
-	prev   []*Block
-	tot    int       // tokens of prev
-	rtot   int       // tokens of prev's refetched blocks
-	lz     int       // prev's blocks from lz on are listed, see add
-	k      int64     // requests that counted the listed blocks' re-prefill
-	fresh  []int32   // the request's blocks absent from the last one, by index
-	sigs   []gramSig // filters of the request's first blocks, see present
-	valid  int       // how many of sigs are written, not stale
-	view   prefixView
-	ratios []float64 // per-pair prefix stability
-	sizes  []int32   // request tokens, for input growth
+	prev  []*Block
+	tot   int       // tokens of prev
+	rtot  int       // tokens of prev's refetched blocks
+	lz    int       // prev's blocks from lz on are listed, see add
+	k     int64     // requests that counted the listed blocks' re-prefill
+	fresh []int32   // the request's blocks absent from the last one, by index
+	sigs  []gramSig // filters of the request's first blocks, see present
+	valid int       // how many of sigs are written, not stale
+	// sigs[dropped.lo:dropped.hi] are the filters of blocks a flat policy
+	// dropped since present last read sigs: present takes them out, so
+	// that requests no probe reads do not move the others.
+	dropped span
+	view    prefixView
+	ratios  []float64 // per-pair prefix stability
+	sizes   []int32   // request tokens, for input growth
 
 	listedTokens int64 // of the listed places, but refetched ones
 	walkAll      bool  // see Config.walkAll
@@ -769,21 +773,32 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		}
 	}
 	m.fresh = m.fresh[:0]
-	walked := 0 // the tokens of the blocks walked past carried ones
+	walked := 0           // the tokens of the blocks walked past carried ones
+	left := prev[lcpPtr:] // the last request's blocks that may have left
+	cut := lcpPtr         // present's filters kept, see present
 	if m.counts {
 		walked = m.walk(blocks, lcpPtr, tn) + m.walk(blocks, tn+tl, n)
+	} else if d := req.dropped; m.lazy && d > 0 && lcpPtr == req.same && d <= len(left) && len(prev)-d <= n {
+		// A flat policy dropped its oldest messages: the others are carried
+		// to blocks[lcpPtr:len(prev)-d], only hashed, and only the dropped
+		// ones may have left.
+		left = left[:d]
+		m.rtot -= refetchedTokens(left)
+		m.walkHashed(blocks, len(prev)-d)
+		m.dropSigs(lcpPtr, d)
+		cut = len(prev) - d
 	} else {
 		// The refetched tokens of the blocks kept: the last request's but
 		// those of the others, or counted, whichever are fewer (a flat
 		// policy's requests change near their start).
-		if len(prev)-lcpPtr <= lcpPtr {
-			m.rtot -= refetchedTokens(prev[lcpPtr:])
+		if len(left) <= lcpPtr {
+			m.rtot -= refetchedTokens(left)
 		} else {
 			m.rtot = refetchedTokens(blocks[:lcpPtr])
 		}
 		m.walkHashed(blocks, lcpPtr)
 	}
-	m.sigs = m.sigs[:min(lcpPtr, len(m.sigs))] // present extends them
+	m.cutSigs(cut) // present extends them
 	v.marks = req.Marks
 	stable := v.tokensThrough(lcp - 1)
 	v.partialAt, v.partial = lcp, 0
@@ -828,7 +843,7 @@ func (m *meter) measure(req *Request, now float64, sink SeriesSink) int {
 		if req.repeats {
 			prefix = blocks[:lcpPtr]
 		}
-		m.closeGone(prev[lcpPtr:], prefix, r)
+		m.closeGone(left, prefix, r)
 		tot = v.tokensThrough(n - 1) // counted by walkHashed
 	}
 	m.tot = tot
@@ -1192,6 +1207,7 @@ func (m *meter) present(req *Request, p *trace.Probe, listing []*Block) *Block {
 		}
 	}
 	need := sigOf(p.Text)
+	m.takeDropped()
 	// sigs holds the filters of the request's first blocks, written at
 	// earlier probes: measure cuts it at the first block changed since, and
 	// those from m.valid on are stale. If most of the request is unchanged
@@ -1224,6 +1240,47 @@ func (m *meter) present(req *Request, p *trace.Probe, listing []*Block) *Block {
 	}
 	memo.scannedAt = m.requests
 	return nil
+}
+
+// dropSigs notes that the blocks at [at, at+d) of the last request left
+// and the later ones were carried, as their filters will be in present.
+func (m *meter) dropSigs(at, d int) {
+	g := m.dropped
+	if g.hi > g.lo && g.lo != at {
+		m.cutSigs(at)
+		g = m.dropped
+	}
+	if g.hi == g.lo {
+		g = span{at, at}
+	}
+	g.hi += d
+	if g.hi >= len(m.sigs) {
+		m.sigs, g = m.sigs[:min(at, len(m.sigs))], span{}
+	}
+	m.dropped = g
+}
+
+// takeDropped takes the filters of the blocks dropped out of sigs.
+func (m *meter) takeDropped() {
+	if g := m.dropped; g.hi > g.lo {
+		m.sigs = append(m.sigs[:g.lo], m.sigs[g.hi:]...)
+		if m.valid > g.lo {
+			m.valid = max(g.lo, m.valid-(g.hi-g.lo))
+		}
+		m.dropped = span{}
+	}
+}
+
+// cutSigs keeps the filters of the request's first n blocks.
+func (m *meter) cutSigs(n int) {
+	if g := m.dropped; g.hi > g.lo {
+		if n > g.lo {
+			n += g.hi - g.lo
+		} else {
+			m.dropped = span{}
+		}
+	}
+	m.sigs = m.sigs[:min(n, len(m.sigs))]
 }
 
 // found reports whether block b, which its filter does not rule out, holds
