@@ -116,6 +116,12 @@ func slideAt(d *RegionDef) int {
 func (r *region) touch(from int) {
 	r.version++
 	r.changed()
+	r.dirtyAt(from)
+}
+
+// dirtyAt records that the entries from from on changed. (touch does not
+// inline, so appendEntry, which every write runs, writes touch out with it.)
+func (r *region) dirtyAt(from int) {
 	if r.dirtyFrom < 0 || from < r.dirtyFrom {
 		r.dirtyFrom = from
 	}
@@ -248,15 +254,9 @@ func (r *region) appendEntry(e *entry) {
 	}
 	r.tokens += e.tokens
 	// touch(len(r.entries)-1), written out: every write runs it.
-	from := len(r.entries) - 1
 	r.version++
 	r.changed()
-	if r.dirtyFrom < 0 || from < r.dirtyFrom {
-		r.dirtyFrom = from
-	}
-	if r.changedFrom < 0 || from < r.changedFrom {
-		r.changedFrom = from
-	}
+	r.dirtyAt(len(r.entries) - 1)
 }
 
 // appendFull is appendEntry's append to a full array.
