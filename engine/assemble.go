@@ -726,11 +726,7 @@ func (c *Context) grewInPlace(r *region) (int, bool) {
 	c.renderRegion(r)
 	rd := &r.rend
 	bs := rd.blocks
-	i, at := 0, 0
-	for i < len(a.layout) && a.layout[i].r != r {
-		at += a.layout[i].n
-		i++
-	}
+	i, at := a.slotOf(r)
 	if i == len(a.layout) || len(bs) == 0 {
 		return 0, false
 	}
@@ -913,6 +909,16 @@ func (a *assembler) keptLayout() ([]Block, int, int) {
 	return blocks, lead, held
 }
 
+// slotOf returns the index of region r's slot in the last build's layout
+// (len(a.layout) if it has none) and the index of its first block.
+func (a *assembler) slotOf(r *region) (i, at int) {
+	for i < len(a.layout) && a.layout[i].r != r {
+		at += a.layout[i].n
+		i++
+	}
+	return i, at
+}
+
 // grewOne is renderChanged and keptLayout for the commonest build: the
 // one region that changed keeps its place and its first blocks (a grows
 // region's open chunk grew, or a chunk was added), and the spare buffer
@@ -923,11 +929,7 @@ func (c *Context) grewOne(r *region) ([]Block, int, int) {
 	c.renderRegion(r)
 	rd := &r.rend
 	bs := rd.blocks
-	i, at := 0, 0
-	for i < len(a.layout) && a.layout[i].r != r {
-		at += a.layout[i].n
-		i++
-	}
+	i, at := a.slotOf(r)
 	if i == len(a.layout) || len(bs) == 0 {
 		return nil, 0, 0
 	}
