@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxsim/ctxsim/sim/trace"
+	"github.com/ctxsim/ctxsim/workloads/synthetic"
 )
 
 // testProfile is a model with round numbers: bytes/4 tokens, $1/M input,
@@ -134,4 +135,18 @@ var _ = fmt.Sprint
 func testEnv(t *testing.T, window int) *env {
 	t.Helper()
 	return &env{tok: mustTok(t), prof: testProfile("none"), window: window, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+}
+
+// syntheticLoad is the built-in synthetic workload name, at seed 2.
+func syntheticLoad(t *testing.T, name string) (trace.Header, []trace.Event) {
+	t.Helper()
+	p, err := synthetic.Load(name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []trace.Event
+	if err := synthetic.Generate(p, 2, func(ev *trace.Event) error { evs = append(evs, *ev); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return synthetic.Header(p, 2), evs
 }

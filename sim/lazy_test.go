@@ -24,15 +24,8 @@ func TestFlatMeterAsWalked(t *testing.T) {
 	}
 	var loads []workload
 	for _, name := range synthetic.Names() {
-		p, err := synthetic.Load(name, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var evs []trace.Event
-		if err := synthetic.Generate(p, 2, func(ev *trace.Event) error { evs = append(evs, *ev); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		loads = append(loads, workload{name, synthetic.Header(p, 2), evs})
+		h, evs := syntheticLoad(t, name)
+		loads = append(loads, workload{name, h, evs})
 	}
 	h, evs := randomWorkload(5, 400)
 	loads = append(loads, workload{"random", h, evs})

@@ -256,19 +256,12 @@ func regionCases(t *testing.T) []regionCase {
 	t.Helper()
 	var cases []regionCase
 	for _, name := range synthetic.Names() {
-		p, err := synthetic.Load(name, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var evs []trace.Event
-		if err := synthetic.Generate(p, 2, func(ev *trace.Event) error { evs = append(evs, *ev); return nil }); err != nil {
-			t.Fatal(err)
-		}
+		h, evs := syntheticLoad(t, name)
 		bp := map[string]string{"log-analyzer": "log-analyzer", "researcher": "deep-researcher"}[name]
 		if bp == "" {
 			bp = "coder"
 		}
-		cases = append(cases, regionCase{name, "regions:" + bp, synthetic.Header(p, 2), evs})
+		cases = append(cases, regionCase{name, "regions:" + bp, h, evs})
 	}
 	for _, bp := range []string{"coder", "reviewer", "data-analyst"} {
 		h, evs := randomWorkload(5, 400)
