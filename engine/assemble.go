@@ -573,6 +573,14 @@ func (c *Context) oneWindow(r *region) (msgs []Message, lead, drop, tokens, user
 			msgs[fix] = rd.msgs[fix]
 		}
 	}
+	tokens, users, bad = rd.sums()
+	return msgs, lead, drop, tokens, users, bad
+}
+
+// sums returns the rendered window's message tokens, user turns and faults
+// that finishing mends (messages to strip or drop, results leading, calls
+// ending), from the running totals; the window has messages.
+func (rd *rendered) sums() (tokens, users, bad int) {
 	end := rd.msgInfo[len(rd.msgInfo)-1]
 	tokens, users, bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
 	if rd.msgInfo[0].results {
@@ -581,7 +589,7 @@ func (c *Context) oneWindow(r *region) (msgs []Message, lead, drop, tokens, user
 	if end.uses {
 		bad++
 	}
-	return msgs, lead, drop, tokens, users, bad
+	return tokens, users, bad
 }
 
 // LendRequests makes the requests of the Context cheaper to build, for a
@@ -623,14 +631,7 @@ func (c *Context) lendWindow(r *region, sysChanged bool) (same, drop int) {
 	}
 	tokens, users, bad := 0, 0, 1 // no messages: finished in full
 	if len(msgs) > 0 {
-		end := rd.msgInfo[len(rd.msgInfo)-1]
-		tokens, users, bad = end.tokens-rd.base.tokens, end.users-rd.base.users, end.bad-rd.base.bad
-		if rd.msgInfo[0].results {
-			bad++
-		}
-		if end.uses {
-			bad++
-		}
+		tokens, users, bad = rd.sums()
 	}
 	// The copying path's buffers hold nothing it may keep from now on.
 	a.msgsOK, a.msgsMarked, a.spareOK, a.spareMarked, a.lead, a.moved = 0, -1, 0, -1, 0, true
