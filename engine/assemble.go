@@ -191,11 +191,16 @@ type rendered struct {
 	// (the Digest's) would be code fetched for every request.
 	at, headTokens, tailSum int
 	cont                    string // the heading of every chunk but the first
-	// Sliding windows: the first entry of each message in msgs, and what
-	// finishMessages needs to know of msgs, kept as they are built; the
-	// leading messages the last render kept as they were.
-	msgStarts []int
-	msgInfo   []msgInfo
+	// Sliding windows: what finishMessages needs to know of msgs, and
+	// where each message starts, kept as they are built (msgInfo[i].at is
+	// the entry msgs[i] starts at, plus atOff); the leading messages the
+	// last render kept as they were. Messages that leave from the front
+	// leave room before msgs (and msgInfo) in their arrays, msgArr and
+	// infoArr, where the render that would outgrow them moves them.
+	msgInfo []msgInfo
+	msgArr  []Message
+	infoArr []msgInfo
+	atOff   int
 	// What msgInfo's sums (tokens, users, bad) count of the messages that
 	// left from the front: a drop moves the sums down without rewriting them.
 	base    struct{ tokens, users, bad int }
@@ -206,15 +211,17 @@ type rendered struct {
 	// window's entries leave in about the order they came).
 	msgSlab   []Message
 	blockSlab []Block
-	// Messages of entries that left, in the order they left, from
-	// retiredAt on, with the assembler's count then; now is its count at
-	// this render.
-	retired   []retiredMsg
-	retiredAt int
-	now       uint64
+	// Messages of entries that left, in the order they left, with the
+	// assembler's count then: a ring of maxRetired, of which the
+	// retiredN from retiredAt on are held; now is its count at this
+	// render.
+	retired             []retiredMsg
+	retiredAt, retiredN int
+	now                 uint64
 }
 
-// maxRetired caps a window's retired messages.
+// maxRetired caps a window's retired messages (a power of two: the ring's
+// indices wrap with a mask).
 const maxRetired = 256
 
 type retiredMsg struct {
@@ -226,6 +233,7 @@ type retiredMsg struct {
 // that a request whose messages need no stripping nor dropping is finished
 // without walking them all (finishPaired).
 type msgInfo struct {
+	at            int // the entry the message starts at, plus atOff
 	tokens, users int
 	// Messages that stripOrphans or the dropping of empty messages would
 	// change: no blocks, empty, or not paired with the message before.
@@ -1290,6 +1298,26 @@ func (a *assembler) markMessageBreakpoint(msgs []Message, sysChanged bool) int {
 // pairOK reports whether every tool_use of a has its result in b and every
 // tool_result of b its call in a (pairedLocally, for one pair of messages).
 func pairOK(a, b *Message) bool {
+	// Mostly b answers a's calls in their order: one pass tells.
+	i, k := 0, 0
+	for {
+		for i < len(a.Blocks) && a.Blocks[i].Type != BlockToolUse {
+			i++
+		}
+		for k < len(b.Blocks) && b.Blocks[k].Type != BlockToolResult {
+			k++
+		}
+		if i == len(a.Blocks) || k == len(b.Blocks) {
+			if i == len(a.Blocks) && k == len(b.Blocks) {
+				return true
+			}
+			break
+		}
+		if a.Blocks[i].ToolCallID != b.Blocks[k].ToolCallID {
+			break
+		}
+		i, k = i+1, k+1
+	}
 	for j := range a.Blocks {
 		if u := &a.Blocks[j]; u.Type == BlockToolUse && !holdsTool(b, BlockToolResult, u.ToolCallID) {
 			return false
@@ -1766,21 +1794,21 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 		dirty = dropShiftedMessages(r)
 	}
 	k, from := 0, 0 // first message and entry to build
-	if dirty > 0 && dirty <= rd.count && len(rd.msgStarts) == len(rd.msgs) {
+	if dirty > 0 && dirty <= rd.count && len(rd.msgInfo) == len(rd.msgs) {
 		// The message holding entry dirty-1 is built again: entries after
 		// it may merge into it. It is near the end, mostly.
-		k = len(rd.msgStarts) - 1
-		for k > 0 && rd.msgStarts[k] > dirty-1 {
+		k = len(rd.msgInfo) - 1
+		for k > 0 && rd.msgInfo[k].at-rd.atOff > dirty-1 {
 			k--
 		}
 		k = max(k, 0)
-		if k < len(rd.msgStarts) {
-			from = rd.msgStarts[k]
+		if k < len(rd.msgInfo) {
+			from = rd.msgInfo[k].at - rd.atOff
 			// Unless it ends there and nothing merges into it (a tool
 			// result after a tool result): then it is kept too.
 			end := rd.count
-			if k+1 < len(rd.msgStarts) {
-				end = rd.msgStarts[k+1]
+			if k+1 < len(rd.msgInfo) {
+				end = rd.msgInfo[k+1].at - rd.atOff
 			}
 			if end == dirty && dirty <= len(r.entries) && (dirty == len(r.entries) || r.entries[dirty-1].kind != EntryToolResult || r.entries[dirty].kind != EntryToolResult) {
 				k, from = k+1, dirty
@@ -1789,44 +1817,52 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 	}
 	// Assemble copies the messages out, so the slice is reused; the blocks
 	// of merged tool results are new (requests hold them).
-	out, starts := rd.msgs[:k], rd.msgStarts[:k]
+	out, info := rd.msgs[:k], rd.msgInfo[:k]
+	if k == 0 {
+		rd.atOff = 0
+		rd.base.tokens, rd.base.users, rd.base.bad = 0, 0, 0
+	}
+	// Room for the messages, and for the two that finishing a lent
+	// request may append (lendWindow).
+	if need := k + len(r.entries) - from + 2; cap(out) < need || cap(info) < need {
+		// The messages move down to the start of their arrays, or to new
+		// ones with as much room again for the window to slide through.
+		if cap(rd.msgArr) < need || cap(rd.infoArr) < need {
+			rd.msgArr, rd.infoArr = make([]Message, 2*need), make([]msgInfo, 2*need)
+		}
+		out = append(rd.msgArr[:0], out...)
+		info = append(rd.infoArr[:0], info...)
+	}
+	// Each message is summed as it is built, from the sums of the one
+	// before.
+	var x msgInfo
+	if k > 0 {
+		x = info[k-1]
+	}
 	for i := from; i < len(r.entries); {
 		e := r.entries[i]
 		if e.msg == nil {
 			e.msg = c.entryMessage(r, e)
 		}
-		starts = append(starts, i)
+		x.at = i + rd.atOff
 		i++
 		if e.kind != EntryToolResult {
 			out = append(out, *e.msg)
-			continue
-		}
-		// A run of tool results is one user message. One result's blocks
-		// serve as they are (capped, so that a second result is appended
-		// to a copy).
-		blocks := e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
-		for ; i < len(r.entries) && r.entries[i].kind == EntryToolResult; i++ {
-			e := r.entries[i]
-			if e.msg == nil {
-				e.msg = c.entryMessage(r, e)
+		} else {
+			// A run of tool results is one user message. One result's
+			// blocks serve as they are (capped, so that a second result
+			// is appended to a copy).
+			blocks := e.msg.Blocks[:len(e.msg.Blocks):len(e.msg.Blocks)]
+			for ; i < len(r.entries) && r.entries[i].kind == EntryToolResult; i++ {
+				e := r.entries[i]
+				if e.msg == nil {
+					e.msg = c.entryMessage(r, e)
+				}
+				blocks = append(blocks, e.msg.Blocks...)
 			}
-			blocks = append(blocks, e.msg.Blocks...)
+			out = append(out, Message{Role: RoleUser, Blocks: blocks})
 		}
-		out = append(out, Message{Role: RoleUser, Blocks: blocks})
-	}
-	rd.msgStarts, rd.count = starts, len(r.entries)
-	rd.kept = k
-	// Sums from the first message built (or all, if they were not kept).
-	info := rd.msgInfo[:min(k, len(rd.msgInfo))]
-	if len(info) == 0 {
-		rd.base.tokens, rd.base.users, rd.base.bad = 0, 0, 0
-	}
-	for i := len(info); i < len(out); i++ {
-		m := &out[i]
-		var x msgInfo
-		if i > 0 {
-			x = info[i-1]
-		}
+		m := &out[len(out)-1]
 		if m.Role == RoleUser {
 			x.users++
 		}
@@ -1846,19 +1882,19 @@ func (c *Context) renderMessages(r *region, dirty int) []Message {
 			}
 		}
 		// Messages with no tool blocks between them pair.
-		if empty || i > 0 && (prevUses || x.results) && !pairOK(&out[i-1], m) {
+		if empty || len(out) > 1 && (prevUses || x.results) && !pairOK(&out[len(out)-2], m) {
 			x.bad++ // no blocks is empty too
 		}
 		info = append(info, x)
 	}
-	rd.msgInfo = info
+	rd.msgInfo, rd.count, rd.kept = info, len(r.entries), k
 	return out
 }
 
 // dropShiftedMessages serves a window whose oldest entries left (and that
 // may have been appended to since): when they held whole messages, the
-// messages after those are kept, moved down (rend.dropped says how many
-// went), with their sums less the dropped ones'. It returns the entry the
+// messages after those are kept (rend.dropped says how many went before
+// them), with their sums less the dropped ones'. It returns the entry the
 // usual path renders from, or 0 (everything).
 func dropShiftedMessages(r *region) int {
 	rd := &r.rend
@@ -1866,30 +1902,29 @@ func dropShiftedMessages(r *region) int {
 	if r.changedFrom >= 0 {
 		kept = min(kept, r.changedFrom)
 	}
-	if kept < 1 || kept > len(r.entries) || len(rd.msgStarts) != len(rd.msgs) || len(rd.msgInfo) != len(rd.msgs) {
+	if kept < 1 || kept > len(r.entries) || len(rd.msgInfo) != len(rd.msgs) {
 		return 0
 	}
-	j, ok := slices.BinarySearch(rd.msgStarts, r.shifted)
-	if !ok || j == 0 {
+	// The messages that went: a few, from the front.
+	j, at := 0, r.shifted+rd.atOff
+	for j < len(rd.msgInfo) && rd.msgInfo[j].at < at {
+		j++
+	}
+	if j == 0 || j == len(rd.msgInfo) || rd.msgInfo[j].at != at {
 		return 0
 	}
-	n := len(rd.msgs) - j
-	copy(rd.msgs, rd.msgs[j:])
-	clear(rd.msgs[n:])
-	rd.msgs = rd.msgs[:n]
-	for i := range n {
-		rd.msgStarts[i] = rd.msgStarts[i+j] - r.shifted
-	}
-	rd.msgStarts = rd.msgStarts[:n]
 	// The first message kept had one before it, now gone: only its
 	// emptiness counts against it.
 	gone, first := rd.msgInfo[j-1], rd.msgInfo[j]
 	bad := first.bad - gone.bad
+	// The messages kept stay where they are in their arrays (the next
+	// render that needs the room moves them down), and their starts are
+	// read less the entries gone (atOff).
+	clear(rd.msgs[:j]) // holds no stale blocks
+	rd.msgs, rd.msgInfo, rd.atOff = rd.msgs[j:], rd.msgInfo[j:], at
 	if emptyMessage(&rd.msgs[0]) {
 		bad--
 	}
-	copy(rd.msgInfo, rd.msgInfo[j:])
-	rd.msgInfo = rd.msgInfo[:n]
 	rd.base.tokens, rd.base.users, rd.base.bad = gone.tokens, gone.users, gone.bad+bad
 	rd.count -= r.shifted
 	rd.dropped = j
@@ -1979,10 +2014,10 @@ func (a *rendered) oneBlockMessage(role Role) (*Message, *Block) {
 // one with that room, or one cut from slabs (an allocation or two per
 // message were a quarter of a run's).
 func (a *rendered) newMessage(role Role, n int) *Message {
-	for a.retiredAt < len(a.retired) && a.retired[a.retiredAt].at+2 <= a.now {
+	for a.retiredN > 0 && a.retired[a.retiredAt].at+2 <= a.now {
 		m := a.retired[a.retiredAt].m
 		a.retired[a.retiredAt] = retiredMsg{}
-		a.retiredAt++
+		a.retiredAt, a.retiredN = (a.retiredAt+1)&(maxRetired-1), a.retiredN-1
 		if cap(m.Blocks) == n {
 			m.Role, m.Blocks, m.Breakpoint = role, m.Blocks[:0], false
 			return m
@@ -2005,19 +2040,16 @@ func (a *rendered) newMessage(role Role, n int) *Message {
 // assembler's count now, for newMessage to reuse from the next-but-one
 // Assemble on, when no request it is in is valid any longer.
 func (a *rendered) retire(m *Message, now uint64) {
-	if len(a.retired)-a.retiredAt >= maxRetired {
+	if a.retired == nil {
+		a.retired = make([]retiredMsg, maxRetired)
+	}
+	if a.retiredN == maxRetired {
 		// Not assembled for a while: the oldest is left to the GC.
 		a.retired[a.retiredAt] = retiredMsg{}
-		a.retiredAt++
+		a.retiredAt, a.retiredN = (a.retiredAt+1)&(maxRetired-1), a.retiredN-1
 	}
-	if a.retiredAt == len(a.retired) {
-		a.retired, a.retiredAt = a.retired[:0], 0
-	} else if len(a.retired) == cap(a.retired) && a.retiredAt > 0 {
-		n := copy(a.retired, a.retired[a.retiredAt:])
-		clear(a.retired[n:])
-		a.retired, a.retiredAt = a.retired[:n], 0
-	}
-	a.retired = append(a.retired, retiredMsg{m, now})
+	a.retired[(a.retiredAt+a.retiredN)&(maxRetired-1)] = retiredMsg{m, now}
+	a.retiredN++
 }
 
 // renderCustom runs a custom region's render hook on every assembly; a

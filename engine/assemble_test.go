@@ -478,6 +478,7 @@ func windowSums(c *Context) string {
 			for i := range sums {
 				base := &r.rend.base
 				sums[i].tokens, sums[i].users, sums[i].bad = sums[i].tokens-base.tokens, sums[i].users-base.users, sums[i].bad-base.bad
+				sums[i].at -= r.rend.atOff
 			}
 			fmt.Fprintf(&b, "\n%s: %+v", r.name, sums)
 		}
@@ -882,6 +883,34 @@ func TestBlockSetWritesAll(t *testing.T) {
 		b.set(want.Region, want.Role, want.Type, want.Text, want.Tokens, want.Hash, want.ToolCallID, want.ToolName, want.Args, want.IsError)
 		if !reflect.DeepEqual(b, want) {
 			t.Errorf("set over a stale block:\n got %+v\nwant %+v", b, want)
+		}
+	}
+}
+
+// A window's retired messages are reused oldest first, from the
+// next-but-one Assemble on, and only maxRetired are kept: past that the
+// oldest are let go.
+func TestRetiredRing(t *testing.T) {
+	var rd rendered
+	const extra = 5
+	msgs := make([]Message, maxRetired+extra)
+	for round := range 3 { // the ring wraps
+		for i := range msgs {
+			msgs[i].Blocks = make([]Block, 1)
+			rd.retire(&msgs[i], uint64(10*round+1))
+		}
+		rd.now = uint64(10*round + 2)
+		if m := rd.newMessage(RoleUser, 1); m == &msgs[extra] || rd.retiredN != maxRetired {
+			t.Fatalf("round %d: a message retired at the last Assemble was reused, or %d held", round, rd.retiredN)
+		}
+		rd.now++
+		for i := extra; i < len(msgs); i++ {
+			if m := rd.newMessage(RoleUser, 1); m != &msgs[i] {
+				t.Fatalf("round %d: reuse %d is not the message retired %dth", round, i-extra, i)
+			}
+		}
+		if rd.retiredN != 0 {
+			t.Fatalf("round %d: %d left", round, rd.retiredN)
 		}
 	}
 }
