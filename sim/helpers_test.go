@@ -134,7 +134,7 @@ var _ = fmt.Sprint
 // directly: bytes/4, a profile without a cache, the given window.
 func testEnv(t *testing.T, window int) *env {
 	t.Helper()
-	return &env{tok: mustTok(t), prof: testProfile("none"), window: window, content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+	return &env{tok: mustTok(t), prof: testProfile("none"), window: window, content: map[string]int32{}, factIdx: map[string][]*Block{}}
 }
 
 // syntheticLoad is the built-in synthetic workload name, at seed 2.

@@ -114,7 +114,7 @@ func meterRun(b *testing.B, h trace.Header, evs []trace.Event, cfg Config, pol p
 		b.Fatal(err)
 	}
 	e := &env{tok: freshTokenizer(tok), prof: cfg.Model, window: cfg.Window,
-		content: map[string]*contentStat{}, factIdx: map[string][]*Block{}}
+		content: map[string]int32{}, factIdx: map[string][]*Block{}}
 	var rec *recordingPolicy
 	if pol == nil {
 		spec, err := ParsePolicy(cfg.Policy)
@@ -129,6 +129,7 @@ func meterRun(b *testing.B, h trace.Header, evs []trace.Event, cfg Config, pol p
 		pol = rec
 	} else {
 		e.content, e.factIdx = recorded[0].content, recorded[0].factIdx
+		e.stats, e.nstat = recorded[0].stats, recorded[0].nstat // what content numbers
 		pol.(*replayPolicy).env = e
 	}
 	r := &runner{cfg: cfg, env: e, pol: pol, prof: cfg.Model}

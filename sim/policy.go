@@ -25,7 +25,7 @@ type env struct {
 	tok     Tokenizer
 	prof    Profile
 	window  int
-	content map[string]*contentStat
+	content map[string]int32    // content id -> 1 + the number of its stat, see statAt
 	factIdx map[string][]*Block // fact id -> blocks that list it
 	arrived int64               // tokens of content that has entered the context so far
 	// cur is the content stat of the tool result being observed, curID its
@@ -62,11 +62,10 @@ type env struct {
 	// every block it makes (content stats list them), and its slabs serve
 	// later runs (a run's blocks were two fifths of its allocation).
 	blockSlab []Block
-	statSlab  []contentStat
 	slabs     []*[slabLen]Block // the first nslabs are in use
 	stats     []*[slabLen]contentStat
 	nslabs    int
-	nstats    int
+	nstat     int // content stats made, numbered in order from 0
 }
 
 // slabLen is how many blocks or content stats a slab holds.
@@ -92,25 +91,15 @@ func (e *env) release() {
 	for _, s := range e.slabs[:e.nslabs] {
 		*s = [slabLen]Block{}
 	}
-	for _, s := range e.stats[:e.nstats] {
+	for _, s := range e.stats[:(e.nstat+slabLen-1)/slabLen] {
 		*s = [slabLen]contentStat{}
 	}
-	e.nslabs, e.nstats, e.blockSlab, e.statSlab = 0, 0, nil, nil
+	e.nslabs, e.nstat, e.blockSlab = 0, 0, nil
 }
 
-// allocStat returns a zero content stat from the current slab.
-func (e *env) allocStat() *contentStat {
-	if len(e.statSlab) == 0 {
-		if e.nstats == len(e.stats) {
-			e.stats = append(e.stats, new([slabLen]contentStat))
-		}
-		e.statSlab = e.stats[e.nstats][:]
-		e.nstats++
-	}
-	st := &e.statSlab[0]
-	e.statSlab = e.statSlab[1:]
-	st.blocks = st.first[:0]
-	return st
+// statAt returns the content stat numbered i.
+func (e *env) statAt(i int) *contentStat {
+	return &e.stats[i/slabLen][i%slabLen]
 }
 
 // newBlock makes a block, counting its tokens once.
@@ -167,14 +156,31 @@ func (e *env) makeTextBlock(kind BlockKind, text string, hash uint64, tokens int
 	return b
 }
 
-// stat returns the content stat of id, made if new.
+// stat returns the content stat of id, made if new. A new id, as most are
+// (a tool result's), is entered in one map access that adds to its value,
+// undone if the id was there already: not looked up, then entered.
 func (e *env) stat(id string) *contentStat {
-	st := e.content[id]
-	if st == nil {
-		st = e.allocStat()
-		e.content[id] = st
+	n, had := e.nstat, len(e.content)
+	e.content[id] += int32(n + 1)
+	if len(e.content) == had {
+		e.content[id] -= int32(n + 1)
+		return e.statAt(int(e.content[id]) - 1)
 	}
+	if n%slabLen == 0 && n/slabLen == len(e.stats) {
+		e.stats = append(e.stats, new([slabLen]contentStat))
+	}
+	e.nstat++
+	st := e.statAt(n)
+	st.blocks = st.first[:0]
 	return st
+}
+
+// lookup returns the content stat of id, or nil if it has none.
+func (e *env) lookup(id string) *contentStat {
+	if i := e.content[id]; i != 0 {
+		return e.statAt(int(i) - 1)
+	}
+	return nil
 }
 
 // observed returns the content stat of id if id is the tool result being

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -236,5 +237,69 @@ func TestRegionsSystemPromptFillsWindow(t *testing.T) {
 		"cache_write_tokens": 45000, "cache_read_tokens": 45000})
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "system prompt (45000 tokens) fills the 40000-token window") {
 		t.Errorf("warnings %q do not say the system prompt fills the window", res.Warnings)
+	}
+}
+
+// TestEnvStat checks env.stat and lookup against a map: new ids (across
+// slabs), ids again (undoing the entry's addition), and unknown ids; then
+// that release leaves every stat zero.
+func TestEnvStat(t *testing.T) {
+	e := testEnv(t, 1000)
+	want := map[string]*contentStat{}
+	for i := range 3*slabLen + 5 {
+		id := fmt.Sprint("r", i)
+		st := e.stat(id)
+		if st == nil || want[id] != nil {
+			t.Fatalf("stat(%q) = %p, a stat made before", id, st)
+		}
+		for _, o := range want {
+			if o == st {
+				t.Fatalf("stat(%q) returned another id's stat", id)
+			}
+		}
+		st.arrivedAt = int64(i + 1)
+		want[id] = st
+		if old := fmt.Sprint("r", i/2); e.stat(old) != want[old] || e.lookup(old) != want[old] {
+			t.Fatalf("stat(%q) again = %p, want %p", old, e.stat(old), want[old])
+		}
+		if e.lookup(fmt.Sprint("x", i)) != nil {
+			t.Fatalf("lookup of an unknown id found a stat")
+		}
+	}
+	if len(e.content) != len(want) || e.nstat != len(want) {
+		t.Fatalf("%d ids, %d stats, want %d", len(e.content), e.nstat, len(want))
+	}
+	for id, st := range want {
+		if got := e.lookup(id); got != st || got.arrivedAt != st.arrivedAt || len(got.blocks) != 0 {
+			t.Fatalf("lookup(%q) = %+v, want %+v", id, got, st)
+		}
+	}
+	e.release()
+	for id, st := range want {
+		if st.arrivedAt != 0 {
+			t.Fatalf("stat of %q not zeroed by release", id)
+		}
+	}
+}
+
+// TestMeterLose checks the lost facts' count against a map of (id, text):
+// facts lost again, other facts with the same text or id, with and without
+// the memo present made.
+func TestMeterLose(t *testing.T) {
+	var m meter
+	m.init(testEnv(t, 1000), noCache{})
+	want := map[lostFact]bool{}
+	texts, ids := []string{"a=1", "b=2", "c=3"}, []string{"f1", "f2", "f3", "f4"}
+	for i := range 40 {
+		f := lostFact{ids[i*7%len(ids)], texts[i*5%len(texts)]}
+		p := &pendingProbe{probe: &trace.Probe{Fact: f.id, Text: f.text}}
+		if i%3 == 0 { // as present leaves it
+			p.memo = m.memoOf(f.text) + 1
+		}
+		m.lose(p)
+		want[f] = true
+		if m.lost != len(want) {
+			t.Fatalf("after losing %v: %d lost facts, want %d", f, m.lost, len(want))
+		}
 	}
 }

@@ -52,9 +52,14 @@ type regionPolicy struct {
 	// turn (a chunk of a system region, then messages).
 	last [2]*regionState
 
-	cached []*Block   // converted engine blocks, in the order converted
+	cached []*Block   // converted engine blocks, in the order converted (see Block.used)
 	index  blockTable // their indices in cached by content key
-	prev   []*Block   // the last request's blocks
+	// marks holds, by index in cached, the last request that held the
+	// block, as forget needs it: written for the requests it keeps only
+	// (grown to cached's length then, see mark), and read without reading
+	// the blocks (a cache miss each).
+	marks []int32
+	prev  []*Block // the last request's blocks
 	// How many of prev are the trace's system blocks, and the engine's;
 	// the blocks of its messages up to and including each.
 	prevSys, prevSysBlocks int
@@ -239,14 +244,18 @@ func (s *seenSet) add(h uint64, id uint32) bool {
 // blockTable maps the keys of converted blocks to their indices in
 // regionPolicy.cached, by open addressing as hashSet: adding and finding one
 // cost a fraction of a map's, and its array holds no pointers for the GC.
+// Emptied, it counts a generation more, whose slots are those filled since:
+// its slots are not all written (a cache miss a line).
 type blockTable struct {
 	slots []blockSlot
-	n     int // keys in slots
+	n     int    // keys in slots
+	gen   uint32 // times emptied
 }
 
 type blockSlot struct {
-	key uint64
-	i   int // 1 + the index; 0 marks an empty slot
+	key  uint64
+	i    int32  // 1 + the index; 0 marks an empty slot
+	mark uint32 // 1 + the table's generation when filled: an earlier one's slot is empty
 }
 
 // slot returns the slot of key, or the empty one it would take, which
@@ -254,17 +263,23 @@ type blockSlot struct {
 // when missing, with one probe.
 func (t *blockTable) slot(key uint64) *blockSlot {
 	if 2*(t.n+1) > len(t.slots) {
-		old := t.slots
+		old, mark := t.slots, t.gen+1
 		t.slots, t.n = make([]blockSlot, max(64, 2*len(old))), 0
 		for _, s := range old {
-			if s.i != 0 {
-				t.add(s.key, s.i-1)
+			if s.mark == mark {
+				t.add(s.key, int(s.i-1))
 			}
 		}
 	}
+	mark := t.gen + 1
 	mask := uint64(len(t.slots) - 1)
 	for j := key & mask; ; j = (j + 1) & mask {
-		if s := &t.slots[j]; s.i == 0 || s.key == key {
+		s := &t.slots[j]
+		if s.mark != mark {
+			s.i = 0 // never filled, or before the table was emptied
+			return s
+		}
+		if s.key == key {
 			return s
 		}
 	}
@@ -272,8 +287,18 @@ func (t *blockTable) slot(key uint64) *blockSlot {
 
 // fill enters key with index i in s, its empty slot.
 func (t *blockTable) fill(s *blockSlot, key uint64, i int) {
-	*s = blockSlot{key: key, i: i + 1}
+	*s = blockSlot{key: key, i: int32(i + 1), mark: t.gen + 1}
 	t.n++
+}
+
+// empty removes every key.
+func (t *blockTable) empty() {
+	t.gen++
+	if t.gen+1 == 0 { // the next mark would be a zero slot's
+		t.gen = 0
+		clear(t.slots)
+	}
+	t.n = 0
 }
 
 // add adds key, which the table lacks, with index i.
@@ -332,7 +357,7 @@ func newRegionPolicy(spec PolicySpec, e *env, _ int) (policy, error) {
 		regions: map[string]*regionState{},
 		warned:  map[string]bool{}}
 	if s := e.scratch; s != nil {
-		p.calls, p.seen, p.index, p.cached, p.arrays = s.calls, s.seen, s.index, s.cached, s.arrays
+		p.calls, p.seen, p.index, p.cached, p.marks, p.arrays = s.calls, s.seen, s.index, s.cached, s.marks, s.arrays
 	}
 	if p.calls.index == nil {
 		p.calls.init(e.toolResults)
@@ -663,12 +688,8 @@ func (p *regionPolicy) request() *Request {
 	prevMsgs := min(prevSys+p.prevSysBlocks, len(p.prev))
 	if d := p.nreq % forgetEvery; d == 0 || d > forgetEvery-forgetAfter {
 		// Only forget reads the marks, and only those of the requests it keeps.
-		for _, b := range p.prev[prevSys+sameSys : prevMsgs+dropBlocks] {
-			b.used = p.nreq - 1
-		}
-		for _, b := range p.prev[prevMsgs+dropBlocks+sameBlocks:] {
-			b.used = p.nreq - 1
-		}
+		p.mark(p.prev[prevSys+sameSys:prevMsgs+dropBlocks], p.nreq-1)
+		p.mark(p.prev[prevMsgs+dropBlocks+sameBlocks:], p.nreq-1)
 	}
 	// The messages start at the place of the block that now leads them, the
 	// system blocks right before; both arrays get a new layout when there
@@ -786,13 +807,13 @@ func (p *regionPolicy) add(w *cursor, eb *engine.Block) {
 			w.k = w.prevBase + b.pos + 1
 		} else {
 			b = p.convert(eb, key)
-			p.index.fill(s, key, len(p.cached))
+			b.used = len(p.cached)
+			p.index.fill(s, key, b.used)
 			p.cached = append(p.cached, b)
 		}
 	}
 	n := len(p.req.Blocks)
 	b.pos = n - w.base
-	b.used = p.nreq
 	// keep of one block, which most requests add a few of (the layout
 	// left room for it).
 	p.req.Blocks = p.req.Blocks[:n+1]
@@ -831,23 +852,34 @@ func (p *regionPolicy) regionTokens() {
 // request of the last forgetAfter used.
 const forgetEvery, forgetAfter = 512, 8
 
-// forget drops the converted blocks that left the request a while ago
-// (walked in the order they were allocated), and indexes the rest anew.
-func (p *regionPolicy) forget() {
-	for _, b := range p.req.Blocks[len(p.sys):] {
-		b.used = p.nreq
+// mark marks blocks, converted ones, as held by request r.
+func (p *regionPolicy) mark(blocks []*Block, r int) {
+	if n := len(p.cached); len(p.marks) < n {
+		// The blocks converted since are marked 0 (before any kept).
+		p.marks = append(p.marks, make([]int32, n-len(p.marks))...)
 	}
-	kept := p.cached[:0]
-	for _, b := range p.cached {
-		if b.used >= p.nreq-forgetAfter {
-			kept = append(kept, b)
+	for _, b := range blocks {
+		p.marks[b.used] = int32(r)
+	}
+}
+
+// forget drops the converted blocks that left the request a while ago
+// (by their marks, in the order converted), and indexes the rest anew.
+func (p *regionPolicy) forget() {
+	p.mark(p.req.Blocks[len(p.sys):], p.nreq)
+	n := 0
+	for i, m := range p.marks {
+		if m >= int32(p.nreq-forgetAfter) {
+			b := p.cached[i]
+			b.used = n
+			p.cached[n], p.marks[n] = b, m
+			n++
 		}
 	}
-	clear(p.cached[len(kept):])
-	p.cached = kept
-	clear(p.index.slots)
-	p.index.n = 0
-	for i, b := range kept {
+	clear(p.cached[n:])
+	p.cached, p.marks = p.cached[:n], p.marks[:n]
+	p.index.empty()
+	for i, b := range p.cached {
 		p.index.add(b.key, i)
 	}
 }

@@ -458,39 +458,52 @@ func TestCallTable(t *testing.T) {
 }
 
 // TestBlockTable checks the converted blocks' index against a map, with
-// keys whose low bits collide, across the table's growth.
+// keys whose low bits collide, across the table's growth, and after it was
+// emptied (of some keys added again, some not, some new; growing it then).
 func TestBlockTable(t *testing.T) {
 	var tab blockTable
-	want := map[uint64]int{}
-	for i := range 500 {
-		key := uint64(i%7)<<40 | uint64(i%3)<<8 // few distinct low bits
-		if i%5 == 0 {
-			key = uint64(i) * 0x9E3779B97F4A7C15
+	var old map[uint64]int
+	for gen, n := range []int{500, 300, 1500} {
+		want := map[uint64]int{}
+		for i := range n {
+			key := uint64(i%7)<<40 | uint64(i%3)<<8 // few distinct low bits
+			if i%5 == 0 {
+				key = uint64(i+gen*200) * 0x9E3779B97F4A7C15
+			}
+			if _, ok := want[key]; ok {
+				continue
+			}
+			s := tab.slot(key)
+			if s.i != 0 {
+				t.Fatalf("gen %d: slot(%#x) holds index %d before it was added", gen, key, s.i-1)
+			}
+			tab.fill(s, key, i)
+			want[key] = i
+			if k := key ^ 1<<63; i%2 == 0 && want[k] == 0 {
+				tab.add(k, i+1000) // added without a slot in hand
+				want[k] = i + 1000
+			}
 		}
-		if _, ok := want[key]; ok {
-			continue
+		if tab.n != len(want) {
+			t.Errorf("gen %d: %d keys in the table, want %d", gen, tab.n, len(want))
 		}
-		s := tab.slot(key)
-		if s.i != 0 {
-			t.Fatalf("slot(%#x) holds index %d before it was added", key, s.i-1)
+		for key, i := range want {
+			if s := tab.slot(key); int(s.i) != i+1 || s.key != key {
+				t.Errorf("gen %d: slot(%#x) = %+v, want index %d", gen, key, *s, i)
+			}
 		}
-		tab.fill(s, key, i)
-		want[key] = i
-		if k := key ^ 1<<63; i%2 == 0 && want[k] == 0 {
-			tab.add(k, i+1000) // added without a slot in hand
-			want[k] = i + 1000
+		for key := range old {
+			if _, ok := want[key]; !ok {
+				if s := tab.slot(key); s.i != 0 {
+					t.Fatalf("gen %d: slot(%#x) of a key emptied = %+v, want an empty one", gen, key, *s)
+				}
+			}
 		}
-	}
-	if tab.n != len(want) {
-		t.Errorf("%d keys in the table, want %d", tab.n, len(want))
-	}
-	for key, i := range want {
-		if s := tab.slot(key); s.i != i+1 || s.key != key {
-			t.Errorf("slot(%#x) = %+v, want index %d", key, *s, i)
+		if s := tab.slot(12345); s.i != 0 {
+			t.Errorf("slot of a missing key = %+v, want an empty one", *s)
 		}
-	}
-	if s := tab.slot(12345); s.i != 0 {
-		t.Errorf("slot of a missing key = %+v, want an empty one", *s)
+		old = want
+		tab.empty()
 	}
 }
 
@@ -595,7 +608,7 @@ func TestRegionForget(t *testing.T) {
 					got := map[*Block]bool{}
 					for i, b := range p.cached {
 						got[b] = true
-						if s := p.index.slot(b.key); s.i != i+1 {
+						if s := p.index.slot(b.key); int(s.i) != i+1 {
 							t.Errorf("request %d: block %d of cached indexed as %d", p.nreq, i, s.i-1)
 						}
 					}

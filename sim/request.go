@@ -45,7 +45,7 @@ type Block struct {
 	// is re-prefilled.
 	key    uint64 // region policy: engine block identity
 	pos    int    // region policy: index in the last request that held it; flat: the meter's key, see meter.settle
-	used   int    // region policy: last request that held it; flat: see meter.settle
+	used   int    // region policy: index in regionPolicy.cached; flat: see meter.settle
 	Hash   uint64 // content hash: equal hashes mean equal content
 	Tokens int
 	// Meter state, kept on the block so that a request is walked once.
@@ -165,7 +165,7 @@ const gramMul = 0x9e3779b1
 
 func sigOf(s string) gramSig {
 	var g gramSig
-	g.add(s)
+	g.addLong(s)
 	return g
 }
 

@@ -193,7 +193,7 @@ func runWith(ctx context.Context, src Source, cfg Config, s *runScratch) (*Resul
 				}
 			}
 		}
-		e.content = make(map[string]*contentStat, e.toolResults)
+		e.content = make(map[string]int32, e.toolResults)
 		e.factIdx = map[string][]*Block{}
 	}
 	pol, err := newPolicy(spec, e, fut)
@@ -389,6 +389,7 @@ type pendingProbe struct {
 	probe *trace.Probe // the event's: it lasts as long as the queued events do
 	depth int64
 	src   *contentStat // the probe's source, if its stat was found
+	memo  int32        // 1 + the index of the fact text's memo, if present made it
 }
 
 type runner struct {
@@ -492,7 +493,7 @@ func (r *runner) apply(ev *trace.Event, due float64) {
 	switch ev.Kind {
 	case trace.KindProbe:
 		var depth int64 = -1
-		st := r.env.content[ev.Probe.Source]
+		st := r.env.lookup(ev.Probe.Source)
 		if st != nil && st.entered {
 			depth = r.env.arrived - st.arrivedAt
 		}
@@ -582,7 +583,7 @@ func (r *runner) refetches(misses []pendingProbe) []trace.ToolCall {
 			src = p.src
 		}
 		if src == nil || src.result == nil {
-			r.m.lost[lostFact{p.probe.Fact, p.probe.Text}] = true
+			r.m.lose(p)
 			continue
 		}
 		calls = append(calls, *p.probe.Refetch)
@@ -617,12 +618,12 @@ func (r *runner) evalProbes(req *Request, measured bool) []pendingProbe {
 	for i := range r.pending {
 		p := &r.pending[i]
 		if p.src == nil {
-			p.src = r.env.content[p.probe.Source] // arrived since the probe
+			p.src = r.env.lookup(p.probe.Source) // arrived since the probe
 		}
 		listing := r.env.factIdx[p.probe.Fact]
 		var found *Block
 		if measured {
-			found = r.m.present(req, p.probe, listing)
+			found = r.m.present(req, p, listing)
 		} else {
 			for _, b := range req.Blocks {
 				if b.Has(p.probe) {
@@ -709,8 +710,9 @@ type meter struct {
 	taskHits, firstLoss, taskReqs   int
 	factProbes, factHits, refProbes int
 	refHits                         int
-	lost                            map[lostFact]bool
-	memo                            map[string]int32 // fact text -> its index in memos
+	lost                            int               // distinct facts lost, see lose
+	lostMore                        map[lostFact]bool // those lost with a text another fact's memo holds
+	memo                            map[string]int32  // fact text -> its index in memos
 	memos                           []factMemo
 	depth                           []DepthBucket // by bucket; UpTo 0 if none yet
 
@@ -723,11 +725,11 @@ type meter struct {
 func (m *meter) init(e *env, cm cacheModel) {
 	m.env, m.cache = e, cm
 	if s := e.scratch; s != nil {
-		m.ratios, m.sizes, m.lost, m.memo, m.memos = s.ratios, s.sizes, s.lost, s.memo, s.memos
+		m.ratios, m.sizes, m.lostMore, m.memo, m.memos = s.ratios, s.sizes, s.lostMore, s.memo, s.memos
 		m.view.chains, m.view.cum, m.sigs, m.fresh, m.deadBy, m.prev = s.chains, s.cum, s.sigs, s.fresh, s.deadBy, s.prev
 	}
-	if m.lost == nil {
-		m.lost = map[lostFact]bool{}
+	if m.memo == nil {
+		m.lostMore = map[lostFact]bool{}
 		m.memo = map[string]int32{}
 	}
 }
@@ -1177,18 +1179,14 @@ type lostFact struct{ id, text string }
 type factMemo struct {
 	scannedAt int
 	hits      []*Block
+	need      gramSig // the fact's signature
+	lost      bool    // the fact of lostID with this text was lost
+	lostID    string
 }
 
-// present returns a block of the measured request that holds the probe's
-// fact (a block listing it, or its text verbatim in one block), or nil;
-// listing is the fact's blocks in the fact index.
-func (m *meter) present(req *Request, p *trace.Probe, listing []*Block) *Block {
-	for _, b := range listing {
-		if b.since >= 0 {
-			return b
-		}
-	}
-	i, ok := m.memo[p.Text]
+// memoOf returns the index of the memo of fact text, made if new.
+func (m *meter) memoOf(text string) int32 {
+	i, ok := m.memo[text]
 	if !ok {
 		// A reused memo's hits are empty, their array kept (see reclaim).
 		i = int32(len(m.memos))
@@ -1198,15 +1196,49 @@ func (m *meter) present(req *Request, p *trace.Probe, listing []*Block) *Block {
 			m.memos = append(m.memos, factMemo{})
 		}
 		m.memos[i].scannedAt = -1
-		m.memo[p.Text] = i
+		m.memos[i].need = sigOf(text)
+		m.memo[text] = i
 	}
+	return i
+}
+
+// lose counts the fact of probe p as lost, once per fact id and text: in
+// the memo of its text (which a missed probe has mostly), not in a map keyed
+// by both strings.
+func (m *meter) lose(p *pendingProbe) {
+	if p.memo == 0 {
+		p.memo = m.memoOf(p.probe.Text) + 1
+	}
+	f, id := &m.memos[p.memo-1], p.probe.Fact
+	switch {
+	case !f.lost:
+		f.lost, f.lostID = true, id
+		m.lost++
+	case f.lostID != id && !m.lostMore[lostFact{id, p.probe.Text}]:
+		m.lostMore[lostFact{id, p.probe.Text}] = true
+		m.lost++
+	}
+}
+
+// present returns a block of the measured request that holds the probe's
+// fact (a block listing it, or its text verbatim in one block), or nil;
+// listing is the fact's blocks in the fact index.
+func (m *meter) present(req *Request, pp *pendingProbe, listing []*Block) *Block {
+	for _, b := range listing {
+		if b.since >= 0 {
+			return b
+		}
+	}
+	p := pp.probe
+	i := m.memoOf(p.Text)
+	pp.memo = i + 1
 	memo := &m.memos[i]
 	for _, b := range memo.hits {
 		if b.since >= 0 {
 			return b
 		}
 	}
-	need := sigOf(p.Text)
+	need := &memo.need
 	m.takeDropped()
 	// sigs holds the filters of the request's first blocks, written at
 	// earlier probes: measure cuts it at the first block changed since, and
@@ -1226,15 +1258,15 @@ func (m *meter) present(req *Request, p *trace.Probe, listing []*Block) *Block {
 	m.valid = k
 	sigs := m.sigs[:k]
 	for i := range sigs {
-		if !sigs[i].covers(&need) {
+		if !sigs[i].covers(need) {
 			continue
 		}
-		if b := req.Blocks[i]; m.found(b, p, &need, memo) {
+		if b := req.Blocks[i]; m.found(b, p, need, memo) {
 			return b
 		}
 	}
 	for _, b := range req.Blocks[k:] {
-		if b.mayHold(&need) && m.found(b, p, &need, memo) {
+		if b.mayHold(need) && m.found(b, p, need, memo) {
 			return b
 		}
 	}
@@ -1884,7 +1916,7 @@ func (m *meter) finish(out *Metrics, clock float64) {
 	set("over_window_requests", float64(m.overWindow))
 	set("evictions", float64(m.env.evictions))
 	set("compactions", float64(m.env.compactions))
-	set("lost_facts", float64(len(m.lost)))
+	set("lost_facts", float64(m.lost))
 	set("requests", float64(n))
 }
 

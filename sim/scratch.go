@@ -13,28 +13,29 @@ import (
 type runScratch struct {
 	blocks  []*[slabLen]Block
 	stats   []*[slabLen]contentStat
-	content map[string]*contentStat
+	content map[string]int32
 	factIdx map[string][]*Block
 
 	// The meter's.
-	chains []uint64
-	cum    []int
-	sigs   []gramSig
-	fresh  []int32
-	deadBy []int64
-	prev   []*Block // its own, not a policy's
-	ratios []float64
-	sizes  []int32
-	lost   map[lostFact]bool
-	memo   map[string]int32
-	memos  []factMemo
-	ant    anthropicCache
+	chains   []uint64
+	cum      []int
+	sigs     []gramSig
+	fresh    []int32
+	deadBy   []int64
+	prev     []*Block // its own, not a policy's
+	ratios   []float64
+	sizes    []int32
+	lostMore map[lostFact]bool
+	memo     map[string]int32
+	memos    []factMemo
+	ant      anthropicCache
 
 	// The region policy's.
 	calls  callTable
 	seen   seenSet
 	index  blockTable
 	cached []*Block
+	marks  []int32
 	arrays [2][]*Block
 }
 
@@ -120,7 +121,7 @@ func (s *runScratch) reclaim(e *env, r *runner) {
 		return
 	}
 	m := &r.m
-	clear(m.lost)
+	clear(m.lostMore)
 	clear(m.memo)
 	memos := m.memos[:cap(m.memos)]
 	for i := range memos {
@@ -129,7 +130,7 @@ func (s *runScratch) reclaim(e *env, r *runner) {
 	}
 	clear(m.ratios)
 	clear(m.sizes)
-	s.ratios, s.sizes, s.lost, s.memo, s.memos = m.ratios[:0], m.sizes[:0], m.lost, m.memo, memos[:0]
+	s.ratios, s.sizes, s.lostMore, s.memo, s.memos = m.ratios[:0], m.sizes[:0], m.lostMore, m.memo, memos[:0]
 	v := &m.view
 	clear(v.chains[:cap(v.chains)])
 	clear(v.cum[:cap(v.cum)])
@@ -151,12 +152,13 @@ func (s *runScratch) reclaim(e *env, r *runner) {
 		clear(p.seen.slots)
 		clear(p.index.slots)
 		clear(p.cached)
+		clear(p.marks[:cap(p.marks)])
 		for i := range p.arrays {
 			clear(p.arrays[i])
 		}
 		s.calls = callTable{infos: p.calls.infos[:0], index: p.calls.index}
 		s.seen = seenSet{slots: p.seen.slots}
 		s.index = blockTable{slots: p.index.slots}
-		s.cached, s.arrays = p.cached[:0], p.arrays
+		s.cached, s.marks, s.arrays = p.cached[:0], p.marks[:0], p.arrays
 	}
 }

@@ -248,7 +248,7 @@ func TestPresentFindsAFactListedByARefetchedBlock(t *testing.T) {
 	}
 	req := &Request{Blocks: []*Block{b}}
 	m.measure(req, 0, nil)
-	if got := m.present(req, &trace.Probe{Fact: f.ID, Text: f.Text}, e.factIdx[f.ID]); got != b {
+	if got := m.present(req, &pendingProbe{probe: &trace.Probe{Fact: f.ID, Text: f.Text}}, e.factIdx[f.ID]); got != b {
 		t.Fatalf("present = %v, want the block listing the fact", got)
 	}
 }
